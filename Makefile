@@ -1,0 +1,118 @@
+# dnsnap: one Makefile, readable top to bottom. `make help` lists the targets.
+#
+# Configuration; override on the command line, e.g. make CC=clang OPT=-O0.
+CC      ?= cc
+CLANG   ?= clang
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+WERROR  ?= -Werror
+WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -MP
+LDLIBS_TEST = -lldns -lcmocka
+LDLIBS_CLI  = -lldns
+BUILD   ?= build
+PREFIX  ?= /usr/local
+FUZZ_RUNS ?= 2000
+
+# Debian packages this project needs (make deps installs the missing ones).
+PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
+       libldns-dev clang libclang-rt-14-dev
+SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+FORMAT_SRC = $(wildcard format/*.c)
+ENGINE_SRC = $(wildcard engine/*.c)
+LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+CLI_SRC    = $(wildcard cli/*.c)
+CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
+# Test helpers, and the CLI's printing code that the vector test shares.
+HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c
+HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
+UNIT_SRC   = $(wildcard tests/unit/test_*.c)
+UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
+FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+
+.PHONY: all deps run test test-unit test-cli fuzz fuzz-smoke asan vectors bench install \
+        clean help
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/libdnsnap.a $(BUILD)/dnsnap         ## library and CLI
+
+deps:                                              ## install missing Debian packages
+	@missing=$$(for p in $(PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+run: deps all                                      ## install, build, run the demo
+	$(BUILD)/dnsnap demo spec/vectors/valid/*.msg
+
+test: deps                                         ## install, build, run every test
+	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus
+	$(MAKE) --no-print-directory fuzz
+	tests/run.sh $(BUILD) $(FUZZ_RUNS)
+
+test-unit: $(UNIT_BIN)                             ## unit and vector tests only
+	tests/run.sh $(BUILD) 0
+
+asan:                                              ## unit and CLI tests under ASan+UBSan
+	$(MAKE) --no-print-directory BUILD=build-asan \
+		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus
+	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
+
+fuzz: $(FUZZ_BIN)                                  ## build the libFuzzer targets (clang)
+
+vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (review the diff!)
+	$(BUILD)/mkvectors spec/vectors
+
+install: all                                       ## library, header, CLI, man page, pkg-config
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(BUILD)/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(BUILD)/dnsnap $(DESTDIR)$(PREFIX)/bin/
+
+clean:                                             ## remove build outputs
+	rm -rf build build-asan
+
+help:                                              ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+
+# ---------------------------------------------------------------- rules
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libdnsnap.a: $(LIB_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/dnsnap: $(CLI_OBJ) $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_CLI) -o $@
+
+$(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
+
+$(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
+
+# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
+             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(wildcard format/*.h tests/helpers/*.[ch])
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) \
+		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
+		-o $@
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

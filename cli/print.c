@@ -1,0 +1,197 @@
+/*
+ * print.c: entries as text. ldns turns each record into presentation format,
+ * so what we print is what every DNS tool built on ldns would print.
+ */
+#include <string.h>
+#include <time.h>
+
+#include <ldns/ldns.h>
+
+#include "print.h"
+
+static const char *const section_names[] = { "ANSWER", "AUTHORITY", "ADDITIONAL" };
+static const char *const kind_names[] = { "ANSWER", "NXDOMAIN", "NODATA", "REFERRAL" };
+
+const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap)
+{
+	ldns_rdf *rdf = ldns_dname_new_frm_data((uint16_t)len, name);
+	char *s = rdf ? ldns_rdf2str(rdf) : NULL;
+	snprintf(buf, cap, "%s", s ? s : "?");
+	free(s);
+	ldns_rdf_deep_free(rdf);
+	return buf;
+}
+
+static void print_type(char *buf, size_t cap, uint16_t type)
+{
+	char *s = ldns_rr_type2str((ldns_rr_type)type);
+	snprintf(buf, cap, "%s", s ? s : "?");
+	free(s);
+}
+
+static void print_class(char *buf, size_t cap, uint16_t rclass)
+{
+	char *s = ldns_rr_class2str((ldns_rr_class)rclass);
+	snprintf(buf, cap, "%s", s ? s : "?");
+	free(s);
+}
+
+static const char *iso8601(uint32_t t, char *buf, size_t cap)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+/* One record through ldns: rebuild its uncompressed wire form, parse, print. */
+static int print_rr(FILE *f, const dnsnap_rr_t *rr)
+{
+	uint8_t wire[DNSNAP_NAME_MAX + 10 + 65535];
+	size_t n = rr->owner_len;
+	memcpy(wire, rr->owner, n);
+	wire[n++] = (uint8_t)(rr->type >> 8);
+	wire[n++] = (uint8_t)rr->type;
+	wire[n++] = (uint8_t)(rr->rclass >> 8);
+	wire[n++] = (uint8_t)rr->rclass;
+	for (int s = 24; s >= 0; s -= 8)
+		wire[n++] = (uint8_t)(rr->ttl >> s);
+	wire[n++] = (uint8_t)(rr->rdlen >> 8);
+	wire[n++] = (uint8_t)rr->rdlen;
+	memcpy(wire + n, rr->rdata, rr->rdlen);
+	n += rr->rdlen;
+	ldns_rr *lrr = NULL;
+	size_t pos = 0;
+	if (ldns_wire2rr(&lrr, wire, n, &pos, LDNS_SECTION_ANSWER) != LDNS_STATUS_OK) {
+		fprintf(f, "; record %u: ldns cannot read it\n", rr->index);
+		return DNSNAP_ERDATA;
+	}
+	char *s = ldns_rr2str(lrr);
+	fputs(s ? s : "?\n", f);
+	free(s);
+	ldns_rr_free(lrr);
+	return DNSNAP_OK;
+}
+
+int print_entry(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len)
+{
+	dnsnap_key_t k;
+	dnsnap_hdr_t h;
+	int err = dnsnap_key_decode(key, key_len, &k, NULL);
+	if (err != DNSNAP_OK)
+		return err;
+	err = dnsnap_entry_header(entry, len, &h, NULL);
+	if (err != DNSNAP_OK)
+		return err;
+	char name[1024], type[32], cls[32], t1[32], t2[32];
+	print_type(type, sizeof type, k.qtype);
+	print_class(cls, sizeof cls, k.qclass);
+	fprintf(f, "; key %s %s %s cd %d tag ", print_name(k.name, k.name_len, name, sizeof name),
+		cls, type, !!(k.flags & DNSNAP_KF_CD));
+	for (size_t i = 0; i < k.tag_len; i++)
+		fprintf(f, "%02x", k.tag[i]);
+	fprintf(f, "%s\n", k.tag_len ? "" : "-");
+	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(&h));
+	fprintf(f, "; rcode %s kind %s auth %d dnssec %d hits %u\n", rc ? rc->name : "?",
+		kind_names[dnsnap_hdr_kind(&h)], !!(h.flags & DNSNAP_EF_AUTH),
+		!!(h.flags & DNSNAP_EF_DNSSEC), h.hits);
+	fprintf(f, "; inception %u (%s) expiry %u (%s) ttl %u\n", h.inception,
+		iso8601(h.inception, t1, sizeof t1), h.expiry, iso8601(h.expiry, t2, sizeof t2),
+		h.expiry - h.inception);
+	dnsnap_ede_t ede;
+	for (unsigned i = 0; dnsnap_entry_ede(&h, i, &ede) == 1; i++)
+		fprintf(f, "; ede %u \"%.*s\"\n", ede.code, (int)ede.text_len, (const char *)ede.text);
+
+	dnsnap_iter_t it;
+	dnsnap_rr_t rr;
+	err = dnsnap_iter_init(&it, entry, len, k.name, k.name_len);
+	if (err != DNSNAP_OK)
+		return err;
+	int sec = -1;
+	while ((err = dnsnap_iter_next(&it, &rr)) == 1) {
+		while (sec < (int)rr.section)
+			fprintf(f, ";; %s SECTION:\n", section_names[++sec]);
+		print_rr(f, &rr);
+	}
+	while (sec < DNSNAP_SEC_ADDITIONAL)
+		fprintf(f, ";; %s SECTION:\n", section_names[++sec]);
+	return err < 0 ? err : DNSNAP_OK;
+}
+
+static void hex(FILE *f, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%02x", i ? " " : "", p[i]);
+}
+
+/* One line of the layout: offset, bytes (wrapped at 16), what they are. */
+static void field(FILE *f, size_t off, const uint8_t *p, size_t n, const char *what)
+{
+	fprintf(f, "  %04zx  ", off);
+	size_t first = n < 16 ? n : 16;
+	hex(f, p, first);
+	fprintf(f, "%*s  %s\n", (int)(3 * (16 - first)), "", what);
+	for (size_t i = 16; i < n; i += 16) {
+		fprintf(f, "  %04zx  ", off + i);
+		hex(f, p + i, n - i < 16 ? n - i : 16);
+		fputc('\n', f);
+	}
+}
+
+int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len)
+{
+	dnsnap_key_t k;
+	dnsnap_hdr_t h;
+	int err = dnsnap_key_decode(key, key_len, &k, NULL);
+	if (err == DNSNAP_OK)
+		err = dnsnap_entry_header(entry, len, &h, NULL);
+	if (err != DNSNAP_OK)
+		return err;
+	char buf[1200];
+	size_t nl = k.name_len;
+	fprintf(f, "key (%zu bytes)\n", key_len);
+	field(f, 0, key, nl, "Name, labels reversed, lower case");
+	field(f, nl, key + nl, 2, "Qtype");
+	field(f, nl + 2, key + nl + 2, 2, "Qclass");
+	field(f, nl + 4, key + nl + 4, 1, "Flags");
+	field(f, nl + 5, key + nl + 5, 1, "Tag_Len");
+	if (k.tag_len)
+		field(f, nl + 6, key + nl + 6, k.tag_len, "Tag");
+	fprintf(f, "entry (%zu bytes)\n", len);
+	field(f, 0, entry, 4, "Inception");
+	field(f, 4, entry + 4, 4, "Expiry");
+	field(f, 8, entry + 8, 4, "Hits");
+	snprintf(buf, sizeof buf, "Flags: rcode %u, kind %s%s%s%s", dnsnap_hdr_rcode(&h),
+		 kind_names[dnsnap_hdr_kind(&h)], h.flags & DNSNAP_EF_AUTH ? ", AUTH" : "",
+		 h.flags & DNSNAP_EF_DNSSEC ? ", DNSSEC" : "", h.flags & DNSNAP_EF_EXT ? ", EXT" : "");
+	field(f, 12, entry + 12, 2, buf);
+	field(f, 14, entry + 14, 2, "Auth_Off");
+	field(f, 16, entry + 16, 2, "Addl_Off");
+	if (h.ext) {
+		field(f, 18, entry + 18, 2, "Ext_Len");
+		field(f, 20, h.ext, h.ext_len, "Extensions (TLVs)");
+	}
+	dnsnap_iter_t it;
+	dnsnap_rr_t rr;
+	err = dnsnap_iter_init(&it, entry, len, k.name, k.name_len);
+	if (err != DNSNAP_OK)
+		return err;
+	static const char *const modes[] = { "query name", "REF", "NAME", "TARGET" };
+	while ((err = dnsnap_iter_next(&it, &rr)) == 1) {
+		const uint8_t *r = entry + rr.offset;
+		size_t total = 2 + (size_t)(r[0] | r[1] << 8);
+		size_t hdrlen = (size_t)(rr.rdata - r);
+		char type[32], name[1024];
+		print_type(type, sizeof type, rr.type);
+		if (r[2] & DNSNAP_RF_SAME)
+			snprintf(buf, sizeof buf, "record %u: SAME (%s), header", rr.index, type);
+		else
+			snprintf(buf, sizeof buf, "record %u: %s %s, owner %s %s", rr.index,
+				 section_names[rr.section], type, modes[rr.owner_mode],
+				 print_name(rr.owner, rr.owner_len, name, sizeof name));
+		field(f, rr.offset, r, hdrlen, buf);
+		field(f, rr.offset + hdrlen, rr.rdata, total - hdrlen, "  rdata");
+	}
+	return err < 0 ? err : DNSNAP_OK;
+}

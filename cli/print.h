@@ -1,0 +1,27 @@
+/*
+ * print.h: entries as text, for people (dump, demo) and for the test vectors'
+ * expected output. Records are printed by ldns in zone-file presentation format.
+ */
+#ifndef DNSNAP_CLI_PRINT_H
+#define DNSNAP_CLI_PRINT_H
+
+#include <stdio.h>
+
+#include "dnsnap.h"
+
+/**
+ * Print a key and its entry: comment lines with the key and the metadata,
+ * then the records of each section. Owners elided in the entry are written as
+ * the key's (lower-case) name. TTLs are the original TTLs.
+ * @return DNSNAP_OK, or a DNSNAP_E* code from the key or the entry (nothing
+ *         is validated here: validate first)
+ */
+int print_entry(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len);
+
+/** The entry's bytes, annotated field by field (for the demo). */
+int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len);
+
+/** Presentation form of a wire name ("www.example.com."), into buf. */
+const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap);
+
+#endif

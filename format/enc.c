@@ -1,0 +1,443 @@
+/*
+ * enc.c: parse a DNS response and encode its cache key and entry.
+ *
+ * One pass over the message, writing records straight into the caller's
+ * scratch (dnsnap_encoded_t) as they are parsed; no allocation. The extension
+ * area sits before the records but its content (EDE) comes from the OPT
+ * record, which is last: when there is one, the records are moved up once at
+ * the end.
+ */
+#include "internal.h"
+
+/* Bounded writer over the record buffer: writing past cap is ETOOBIG. */
+typedef struct wr {
+	uint8_t *p;
+	size_t pos;
+	size_t cap;
+	int err;
+} wr_t;
+
+static inline uint8_t *wr_take(wr_t *w, size_t n)
+{
+	if (w->err != DNSNAP_OK || w->cap - w->pos < n) {
+		w->err = DNSNAP_ETOOBIG;
+		return NULL;
+	}
+	w->pos += n;
+	return w->p + w->pos - n;
+}
+static inline void wr_u8(wr_t *w, uint8_t v)
+{
+	uint8_t *d = wr_take(w, 1);
+	if (d)
+		*d = v;
+}
+static inline void wr_u16le(wr_t *w, uint16_t v)
+{
+	uint8_t *d = wr_take(w, 2);
+	if (d)
+		st16le(d, v);
+}
+static inline void wr_u32le(wr_t *w, uint32_t v)
+{
+	uint8_t *d = wr_take(w, 4);
+	if (d)
+		st32le(d, v);
+}
+static inline void wr_bytes(wr_t *w, const uint8_t *s, size_t n)
+{
+	uint8_t *d = wr_take(w, n);
+	if (d && n)
+		memcpy(d, s, n);
+}
+
+/* What later records may refer to: a representative spelling of an owner
+ * and, for CNAMEs, of the target (compared ignoring case). */
+typedef struct recinfo {
+	const uint8_t *owner;
+	const uint8_t *target;
+	uint8_t owner_len;
+	uint8_t target_len;
+	uint8_t is_qname;
+} recinfo_t;
+
+typedef struct enc {
+	const uint8_t *msg;
+	size_t len;
+	dnsnap_diag_t *diag;
+	wr_t w;
+	uint8_t qname[DNSNAP_NAME_MAX];
+	size_t qname_len;
+	recinfo_t info[DNSNAP_OWNER_REFS];
+	unsigned n;                 /* records stored */
+	recinfo_t prev;
+	uint16_t prev_type, prev_class;
+	uint32_t prev_ttl;
+	unsigned prev_section;
+	/* what Expiry and Flags are computed from */
+	uint32_t min_answer, min_all, min_ns, soa_neg;
+	unsigned n_answer, n_ns, n_soa;
+	int dnssec;
+	const uint8_t *opt_rdata;   /* the OPT's rdata, for EDE options */
+	size_t opt_rdlen;
+	size_t opt_off;
+	uint32_t opt_ttl;
+} enc_t;
+
+static inline uint32_t umin(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+/* Expand the rdata of a schema type into the writer. Names may be compressed
+ * in the message; in the entry they are written out whole, case kept. */
+static int expand_rdata(enc_t *e, const char *s, size_t rd, size_t rdlen)
+{
+	size_t p = rd, end = rd + rdlen;
+	for (; *s; s++) {
+		if (*s == 'R') {
+			wr_bytes(&e->w, e->msg + p, end - p);
+			p = end;
+			break;
+		}
+		if (*s == 'N') {
+			uint8_t name[DNSNAP_NAME_MAX];
+			size_t nlen, q = p;
+			int err = dnsnap_name_unpack(e->msg, end, &q, name, &nlen, e->diag);
+			if (err == DNSNAP_ETRUNC)
+				return dnsnap__diag(e->diag, DNSNAP_ERDATA, rd,
+						    "name runs past rdata at 0x%zx", rd);
+			if (err != DNSNAP_OK)
+				return err;
+			wr_bytes(&e->w, name, nlen);
+			p = q;
+		} else if (*s == 'S') {
+			if (p >= end || end - p - 1 < e->msg[p])
+				return dnsnap__diag(e->diag, DNSNAP_ERDATA, rd,
+						    "character-string runs past rdata at 0x%zx", rd);
+			wr_bytes(&e->w, e->msg + p, 1 + (size_t)e->msg[p]);
+			p += 1 + (size_t)e->msg[p];
+		} else {
+			size_t f = *s == 'T' ? 18 : *s == 'Z' ? 20 : (size_t)(*s - '0');
+			if (end - p < f)
+				return dnsnap__diag(e->diag, DNSNAP_ERDATA, rd,
+						    "rdata at 0x%zx too short for its type", rd);
+			wr_bytes(&e->w, e->msg + p, f);
+			p += f;
+		}
+	}
+	if (p != end)
+		return dnsnap__diag(e->diag, DNSNAP_ERDATA, rd,
+				    "%zu bytes left over in rdata at 0x%zx", end - p, rd);
+	return DNSNAP_OK;
+}
+
+static int parse_opt(enc_t *e, size_t start, unsigned section, size_t owner_len,
+		     size_t rd, size_t rdlen, uint32_t ttl)
+{
+	if (section != DNSNAP_SEC_ADDITIONAL)
+		return dnsnap__diag(e->diag, DNSNAP_EOPT, start, "OPT outside additional at 0x%zx",
+				    start);
+	if (e->opt_rdata != NULL)
+		return dnsnap__diag(e->diag, DNSNAP_EOPT, start, "second OPT at 0x%zx", start);
+	if (owner_len != 1)
+		return dnsnap__diag(e->diag, DNSNAP_EOPT, start, "OPT owner not root at 0x%zx",
+				    start);
+	for (size_t p = rd; p < rd + rdlen;) {
+		if (rd + rdlen - p < 4)
+			return dnsnap__diag(e->diag, DNSNAP_EOPT, rd, "OPT option cut at 0x%zx", p);
+		uint16_t code = ld16be(e->msg + p), olen = ld16be(e->msg + p + 2);
+		if (rd + rdlen - p - 4 < olen)
+			return dnsnap__diag(e->diag, DNSNAP_EOPT, rd,
+					    "OPT option overruns the OPT at 0x%zx", p);
+		if (code == EDNS_EDE && olen < 2)
+			return dnsnap__diag(e->diag, DNSNAP_EOPT, rd,
+					    "EDE option shorter than 2 bytes at 0x%zx", p);
+		p += 4 + (size_t)olen;
+	}
+	e->opt_rdata = e->msg + rd;
+	e->opt_rdlen = rdlen;
+	e->opt_off = start;
+	e->opt_ttl = ttl;
+	return DNSNAP_OK;
+}
+
+/* Choose how the owner is stored (spec: "Owner elision"); write it. */
+static void write_owner(enc_t *e, uint8_t *flags, const uint8_t *own, size_t own_len,
+			recinfo_t *ri)
+{
+	if (dnsnap_name_eq(own, own_len, e->qname, e->qname_len)) {
+		*flags |= DNSNAP_OWNER_QNAME;
+		ri->owner = e->qname;
+		ri->owner_len = (uint8_t)e->qname_len;
+		ri->is_qname = 1;
+		return;
+	}
+	unsigned lim = e->n < DNSNAP_OWNER_REFS ? e->n : DNSNAP_OWNER_REFS;
+	for (unsigned k = 0; k < lim; k++) {
+		const recinfo_t *o = &e->info[k];
+		if (o->target && dnsnap_name_eq(own, own_len, o->target, o->target_len)) {
+			*flags |= DNSNAP_OWNER_TARGET;
+			wr_u8(&e->w, (uint8_t)k);
+			ri->owner = o->target;
+			ri->owner_len = o->target_len;
+			return;
+		}
+	}
+	for (unsigned k = 0; k < lim; k++) {
+		const recinfo_t *o = &e->info[k];
+		if (!o->is_qname && dnsnap_name_eq(own, own_len, o->owner, o->owner_len)) {
+			*flags |= DNSNAP_OWNER_REF;
+			wr_u8(&e->w, (uint8_t)k);
+			ri->owner = o->owner;
+			ri->owner_len = o->owner_len;
+			return;
+		}
+	}
+	*flags |= DNSNAP_OWNER_NAME;
+	ri->owner = e->w.p + e->w.pos;
+	ri->owner_len = (uint8_t)own_len;
+	wr_bytes(&e->w, own, own_len);
+}
+
+static int parse_record(enc_t *e, rd_t *r, unsigned section)
+{
+	size_t start = r->pos;
+	if (start == e->len)
+		return dnsnap__diag(e->diag, DNSNAP_ECOUNT, start,
+				    "message ends at 0x%zx before its counted records", start);
+	uint8_t own[DNSNAP_NAME_MAX];
+	size_t own_len;
+	int err = dnsnap_name_unpack(e->msg, e->len, &r->pos, own, &own_len, e->diag);
+	if (err != DNSNAP_OK)
+		return err;
+	uint16_t type = rd_u16be(r);
+	uint16_t rclass = rd_u16be(r);
+	uint32_t ttl = rd_u32be(r);
+	size_t rdlen_off = r->pos;
+	uint16_t rdlen = rd_u16be(r);
+	if (r->err != DNSNAP_OK)
+		return dnsnap__diag(e->diag, r->err, r->err_off, "record cut at 0x%zx", r->err_off);
+	size_t rd = r->pos;
+	if (e->len - rd < rdlen)
+		return dnsnap__diag(e->diag, DNSNAP_ERDLEN, rdlen_off,
+				    "rdlength %u at 0x%zx overruns the message", rdlen, rdlen_off);
+	r->pos += rdlen;
+
+	if (type == TYPE_OPT)
+		return parse_opt(e, start, section, own_len, rd, rdlen, ttl);
+	if (type == TYPE_TSIG)
+		return DNSNAP_OK; /* hop-by-hop: never cached */
+	if ((type == TYPE_A && rdlen != 4) || (type == TYPE_AAAA && rdlen != 16))
+		return dnsnap__diag(e->diag, DNSNAP_ERDATA, rd, "type %u with rdlength %u at 0x%zx",
+				    type, rdlen, rd);
+	if (ttl > DNSNAP_TTL_MAX)
+		ttl = 0; /* RFC 2181 section 8 */
+
+	size_t rec = e->w.pos;
+	wr_u16le(&e->w, 0); /* Rec_Len, patched below */
+	size_t flags_at = e->w.pos;
+	wr_u8(&e->w, 0);
+	uint8_t flags = 0;
+	recinfo_t ri = { 0 };
+	if (e->n > 0 && e->prev_section == section && e->prev_type == type &&
+	    e->prev_class == rclass && e->prev_ttl == ttl &&
+	    dnsnap_name_eq(own, own_len, e->prev.owner, e->prev.owner_len)) {
+		flags = DNSNAP_RF_SAME;
+		ri = e->prev;
+		ri.target = NULL;
+	} else {
+		wr_u16le(&e->w, type);
+		if (rclass != CLASS_IN) {
+			flags |= DNSNAP_RF_CLASS;
+			wr_u16le(&e->w, rclass);
+		}
+		wr_u32le(&e->w, ttl);
+		write_owner(e, &flags, own, own_len, &ri);
+	}
+	size_t rdata_at = e->w.pos;
+	const char *schema = dnsnap__schema(type);
+	if (schema != NULL) {
+		err = expand_rdata(e, schema, rd, rdlen);
+		if (err != DNSNAP_OK)
+			return err;
+	} else {
+		wr_bytes(&e->w, e->msg + rd, rdlen);
+	}
+	if (e->w.err != DNSNAP_OK)
+		return dnsnap__diag(e->diag, DNSNAP_ETOOBIG, start,
+				    "records over %d bytes at record 0x%zx", DNSNAP_RECORDS_MAX, start);
+	e->w.p[flags_at] = flags;
+	st16le(e->w.p + rec, (uint16_t)(e->w.pos - rec - 2));
+
+	if (type == TYPE_CNAME) {
+		ri.target = e->w.p + rdata_at;
+		ri.target_len = (uint8_t)(e->w.pos - rdata_at);
+	}
+	if (e->n < DNSNAP_OWNER_REFS)
+		e->info[e->n] = ri;
+	e->prev = ri;
+	e->prev_type = type;
+	e->prev_class = rclass;
+	e->prev_ttl = ttl;
+	e->prev_section = section;
+	e->n++;
+
+	e->min_all = umin(e->min_all, ttl);
+	if (dnsnap_type_is_dnssec(type))
+		e->dnssec = 1;
+	if (section == DNSNAP_SEC_ANSWER) {
+		e->n_answer++;
+		e->min_answer = umin(e->min_answer, ttl);
+	} else if (section == DNSNAP_SEC_AUTHORITY && type == TYPE_SOA) {
+		/* RFC 2308 section 5: min(SOA TTL, SOA MINIMUM) */
+		uint32_t minimum = ld32be(e->w.p + e->w.pos - 4);
+		if (minimum > DNSNAP_TTL_MAX)
+			minimum = 0;
+		e->soa_neg = umin(e->soa_neg, umin(ttl, minimum));
+		e->n_soa++;
+	} else if (section == DNSNAP_SEC_AUTHORITY && type == TYPE_NS) {
+		e->min_ns = umin(e->min_ns, ttl);
+		e->n_ns++;
+	}
+	return DNSNAP_OK;
+}
+
+/* Write the EDE options of the OPT as extension TLVs at dst; returns bytes. */
+static size_t write_ede(const enc_t *e, uint8_t *dst)
+{
+	size_t n = 0;
+	for (size_t p = 0; p < e->opt_rdlen;) {
+		uint16_t code = ld16be(e->opt_rdata + p), olen = ld16be(e->opt_rdata + p + 2);
+		if (code == EDNS_EDE) {
+			if (dst) {
+				dst[n] = DNSNAP_EXT_EDE;
+				st16le(dst + n + 1, olen);
+				memcpy(dst + n + 3, e->opt_rdata + p + 4, olen);
+			}
+			n += 3 + (size_t)olen;
+		}
+		p += 4 + (size_t)olen;
+	}
+	return n;
+}
+
+int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_t *tag,
+		      size_t tag_len, dnsnap_encoded_t *out, dnsnap_diag_t *diag)
+{
+	if (msg == NULL || out == NULL || tag_len > DNSNAP_TAG_MAX || (tag_len && tag == NULL))
+		return dnsnap__diag(diag, DNSNAP_EINVAL, 0, "invalid argument");
+	enc_t e;
+	e.msg = msg;
+	e.len = len;
+	e.diag = diag;
+	e.n = 0;
+	e.min_answer = e.min_all = e.min_ns = e.soa_neg = UINT32_MAX;
+	e.n_answer = e.n_ns = e.n_soa = 0;
+	e.dnssec = 0;
+	e.opt_rdata = NULL;
+	e.opt_rdlen = e.opt_off = 0;
+	e.opt_ttl = 0;
+	e.prev_section = 0;
+	e.w.p = out->entry + DNSNAP_ENTRY_HDR;
+	e.w.pos = 0;
+	e.w.cap = DNSNAP_RECORDS_MAX;
+	e.w.err = DNSNAP_OK;
+
+	rd_t r = rd_init(msg, len);
+	rd_u16be(&r); /* ID */
+	uint16_t hflags = rd_u16be(&r);
+	uint16_t qd = rd_u16be(&r), an = rd_u16be(&r), ns = rd_u16be(&r), ar = rd_u16be(&r);
+	if (r.err != DNSNAP_OK)
+		return dnsnap__diag(diag, r.err, r.err_off, "header cut at 0x%zx", r.err_off);
+	if (!(hflags & 0x8000))
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "QR=0: a query, not a response");
+	if ((hflags >> 11 & 0xf) != 0)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "opcode %u is not QUERY",
+				    hflags >> 11 & 0xf);
+	if (hflags & 0x0200)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "TC=1: truncated response");
+	if (qd != 1)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4, "QDCOUNT %u, not 1", qd);
+
+	size_t qoff = r.pos;
+	int err = dnsnap_name_unpack(msg, len, &r.pos, e.qname, &e.qname_len, diag);
+	if (err != DNSNAP_OK)
+		return err;
+	uint16_t qtype = rd_u16be(&r), qclass = rd_u16be(&r);
+	if (r.err != DNSNAP_OK)
+		return dnsnap__diag(diag, r.err, r.err_off, "question cut at 0x%zx", r.err_off);
+	err = dnsnap_key_encode(e.qname, e.qname_len, qtype, qclass,
+				(hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len,
+				out->key, sizeof out->key, &out->key_len);
+	if (err != DNSNAP_OK)
+		return dnsnap__diag(diag, err, qoff, "cache key: %s", dnsnap_strerror(err));
+
+	const uint16_t counts[3] = { an, ns, ar };
+	uint16_t sec_off[3] = { 0, 0, 0 };
+	for (unsigned s = 0; s < 3; s++) {
+		sec_off[s] = (uint16_t)e.w.pos;
+		for (unsigned i = 0; i < counts[s]; i++) {
+			err = parse_record(&e, &r, s);
+			if (err != DNSNAP_OK)
+				return err;
+		}
+	}
+
+	unsigned rcode = hflags & 0xf;
+	if (e.opt_rdata != NULL && (e.opt_ttl >> 24) != 0)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, e.opt_off,
+				    "extended RCODE %u in the OPT at 0x%zx",
+				    (e.opt_ttl >> 24) << 4 | rcode, e.opt_off);
+
+	/* Expiry: spec/FORMAT.md, "Expiry" (RFC 2308). */
+	unsigned kind = DNSNAP_KIND_ANSWER;
+	uint32_t ttl;
+	if (rcode == RCODE_NXDOMAIN) {
+		kind = DNSNAP_KIND_NXDOMAIN;
+		ttl = umin(e.min_answer, e.soa_neg);
+	} else if (rcode == 0 && e.n_answer > 0) {
+		ttl = e.min_answer;
+	} else if (rcode == 0 && e.n_soa > 0) {
+		kind = DNSNAP_KIND_NODATA;
+		ttl = e.soa_neg;
+	} else if (rcode == 0 && e.n_ns > 0) {
+		kind = DNSNAP_KIND_REFERRAL;
+		ttl = e.min_ns;
+	} else if (rcode == 0) {
+		kind = DNSNAP_KIND_NODATA;
+		ttl = 0;
+	} else {
+		ttl = e.min_all;
+	}
+	if (ttl == UINT32_MAX)
+		ttl = 0;
+
+	uint16_t eflags = (uint16_t)(rcode | kind << DNSNAP_EF_KIND_SHIFT);
+	if (hflags & 0x0020)
+		eflags |= DNSNAP_EF_AUTH;
+	if (e.dnssec)
+		eflags |= DNSNAP_EF_DNSSEC;
+
+	size_t rec_len = e.w.pos;
+	size_t hdr = DNSNAP_ENTRY_HDR;
+	size_t ext_len = e.opt_rdata ? write_ede(&e, NULL) : 0;
+	if (ext_len > 0) {
+		/* ext_len <= OPT rdlength <= 65535: the TLV header is shorter than
+		 * the option header it replaces. */
+		eflags |= DNSNAP_EF_EXT;
+		memmove(out->entry + hdr + 2 + ext_len, out->entry + hdr, rec_len);
+		st16le(out->entry + hdr, (uint16_t)ext_len);
+		write_ede(&e, out->entry + hdr + 2);
+		hdr += 2 + ext_len;
+	}
+	uint8_t *h = out->entry;
+	st32le(h + 0, now);
+	st32le(h + 4, now + ttl);
+	st32le(h + 8, 0);
+	st16le(h + 12, eflags);
+	st16le(h + 14, sec_off[1]);
+	st16le(h + 16, sec_off[2]);
+	out->entry_len = hdr + rec_len;
+	out->qname_off = (uint16_t)qoff;
+	out->qname_len = (uint16_t)e.qname_len;
+	out->ttl = ttl;
+	return DNSNAP_OK;
+}

@@ -1,0 +1,150 @@
+/*
+ * internal.h: helpers shared by the format/ sources. Not installed.
+ */
+#ifndef DNSNAP_FORMAT_INTERNAL_H
+#define DNSNAP_FORMAT_INTERNAL_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dnsnap_format.h"
+
+/* Unaligned-safe loads and stores: LMDB values and DNS messages have no alignment. */
+static inline uint16_t ld16le(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t ld32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint16_t ld16be(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t ld32be(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static inline void st16le(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void st32le(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void st16be(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+
+static inline uint8_t lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c; }
+
+/*
+ * Read cursor with a sticky error (Knot's wire_ctx_t): once a read fails,
+ * later reads return zero and leave err/err_off as the first failure, so a
+ * caller checks once after a run of reads.
+ */
+typedef struct rd {
+	const uint8_t *p;
+	size_t len;
+	size_t pos;
+	int err;
+	size_t err_off;
+} rd_t;
+
+static inline rd_t rd_init(const uint8_t *p, size_t len)
+{
+	rd_t r = { p, len, 0, DNSNAP_OK, 0 };
+	return r;
+}
+static inline int rd_need(rd_t *r, size_t n)
+{
+	if (r->err != DNSNAP_OK)
+		return 0;
+	if (r->len - r->pos < n) {
+		r->err = DNSNAP_ETRUNC;
+		r->err_off = r->pos;
+		return 0;
+	}
+	return 1;
+}
+static inline uint8_t rd_u8(rd_t *r)
+{
+	if (!rd_need(r, 1))
+		return 0;
+	return r->p[r->pos++];
+}
+static inline uint16_t rd_u16le(rd_t *r)
+{
+	if (!rd_need(r, 2))
+		return 0;
+	r->pos += 2;
+	return ld16le(r->p + r->pos - 2);
+}
+static inline uint32_t rd_u32le(rd_t *r)
+{
+	if (!rd_need(r, 4))
+		return 0;
+	r->pos += 4;
+	return ld32le(r->p + r->pos - 4);
+}
+static inline uint16_t rd_u16be(rd_t *r)
+{
+	if (!rd_need(r, 2))
+		return 0;
+	r->pos += 2;
+	return ld16be(r->p + r->pos - 2);
+}
+static inline uint32_t rd_u32be(rd_t *r)
+{
+	if (!rd_need(r, 4))
+		return 0;
+	r->pos += 4;
+	return ld32be(r->p + r->pos - 4);
+}
+static inline const uint8_t *rd_skip(rd_t *r, size_t n)
+{
+	if (!rd_need(r, n))
+		return NULL;
+	r->pos += n;
+	return r->p + r->pos - n;
+}
+/* Fail with a given code at a given offset, unless already failed. */
+static inline void rd_fail(rd_t *r, int err, size_t off)
+{
+	if (r->err == DNSNAP_OK) {
+		r->err = err;
+		r->err_off = off;
+	}
+}
+
+/* Fill an optional diag and return err: every error leaves through here. */
+int dnsnap__diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Rdata layout of the types whose rdata holds names that may be compressed on
+ * receipt (RFC 3597 section 4). A schema is a string of field codes:
+ *   'N' a domain name          '2','4','6' fixed bytes (that many)
+ *   'T' 18 fixed bytes (SIG)   'Z' 20 fixed bytes (SOA)
+ *   'S' a character-string     'R' opaque rest (may be empty); always last
+ * NULL for types copied verbatim.
+ */
+const char *dnsnap__schema(uint16_t type);
+
+/*
+ * Walk rdata against its type's rules: fixed sizes of A/AAAA, and for schema
+ * types every field present, names valid and uncompressed, nothing left over.
+ * @return DNSNAP_OK or DNSNAP_ERDATA/ELABEL/ENAME with *off relative to rdata
+ */
+int dnsnap__rdata_check(uint16_t type, const uint8_t *rdata, size_t len, size_t *off);
+
+/* Length of the uncompressed name at p (< max); ELABEL/ENAME/ETRUNC with *off. */
+int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off);
+
+#define TYPE_A     1
+#define TYPE_NS    2
+#define TYPE_CNAME 5
+#define TYPE_SOA   6
+#define TYPE_AAAA  28
+#define TYPE_OPT   41
+#define TYPE_RRSIG 46
+#define TYPE_TSIG  250
+#define CLASS_IN   1
+#define RCODE_NXDOMAIN 3
+#define EDNS_EDE   15
+
+#define OWN_QNAME 0xffff
+#define OWN_NONE  0xfffe
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * key.c: cache keys. The name is stored with its labels reversed so that
+ * memcmp order puts a zone's names in one contiguous range (a prefix scan).
+ */
+#include "internal.h"
+
+/* Reverse the labels of a checked wire name into out, lower-casing; returns
+ * the number of bytes written without the final root label. */
+static size_t reverse_labels(const uint8_t *name, size_t name_len, uint8_t *out)
+{
+	/* Label starts, at most 127 labels in 255 bytes. */
+	uint8_t starts[128];
+	size_t nl = 0;
+	for (size_t i = 0; i + 1 < name_len; i += 1 + (size_t)name[i])
+		starts[nl++] = (uint8_t)i;
+	size_t o = 0;
+	while (nl > 0) {
+		const uint8_t *l = name + starts[--nl];
+		out[o++] = l[0];
+		for (size_t j = 1; j <= l[0]; j++)
+			out[o++] = lower(l[j]);
+	}
+	return o;
+}
+
+static int check_name(const uint8_t *name, size_t name_len)
+{
+	if (name == NULL || name_len == 0)
+		return DNSNAP_EINVAL;
+	int n = dnsnap_name_len(name, name_len);
+	if (n < 0)
+		return n;
+	if ((size_t)n != name_len)
+		return DNSNAP_EINVAL;
+	return DNSNAP_OK;
+}
+
+int dnsnap_key_encode(const uint8_t *name, size_t name_len, uint16_t qtype, uint16_t qclass,
+		      uint8_t flags, const uint8_t *tag, size_t tag_len,
+		      uint8_t *out, size_t cap, size_t *out_len)
+{
+	int err = check_name(name, name_len);
+	if (err != DNSNAP_OK)
+		return err;
+	if (flags & DNSNAP_KF_RESERVED)
+		return DNSNAP_ERESERVED;
+	if (tag_len > DNSNAP_TAG_MAX || (tag_len > 0 && tag == NULL))
+		return DNSNAP_EINVAL;
+	size_t need = name_len + 6 + tag_len;
+	if (need > DNSNAP_KEY_MAX)
+		return DNSNAP_ETOOBIG;
+	if (cap < need)
+		return DNSNAP_ENOSPC;
+	size_t o = reverse_labels(name, name_len, out);
+	out[o++] = 0;
+	st16be(out + o, qtype);
+	st16be(out + o + 2, qclass);
+	out[o + 4] = flags;
+	out[o + 5] = (uint8_t)tag_len;
+	o += 6;
+	if (tag_len > 0)
+		memcpy(out + o, tag, tag_len);
+	*out_len = o + tag_len;
+	return DNSNAP_OK;
+}
+
+int dnsnap_key_decode(const uint8_t *key, size_t len, dnsnap_key_t *out, dnsnap_diag_t *diag)
+{
+	if (key == NULL || out == NULL)
+		return DNSNAP_EINVAL;
+	if (len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(diag, DNSNAP_ETOOBIG, 0, "key of %zu bytes, over %d", len,
+				    DNSNAP_KEY_MAX);
+	size_t off;
+	int n = dnsnap__name_check(key, len, &off);
+	if (n < 0)
+		return dnsnap__diag(diag, n, off, "key name: %s at 0x%zx", dnsnap_strerror(n), off);
+	for (size_t i = 0; i + 1 < (size_t)n; i += 1 + (size_t)key[i])
+		for (size_t j = 1; j <= key[i]; j++)
+			if (key[i + j] >= 'A' && key[i + j] <= 'Z')
+				return dnsnap__diag(diag, DNSNAP_EFIELD, i + j,
+						    "upper-case byte in key name at 0x%zx", i + j);
+	rd_t r = rd_init(key, len);
+	r.pos = (size_t)n;
+	uint16_t qtype = rd_u16be(&r);
+	uint16_t qclass = rd_u16be(&r);
+	uint8_t flags = rd_u8(&r);
+	uint8_t tag_len = rd_u8(&r);
+	const uint8_t *tag = rd_skip(&r, tag_len);
+	if (r.err != DNSNAP_OK)
+		return dnsnap__diag(diag, r.err, r.err_off, "key cut at 0x%zx", r.err_off);
+	if (r.pos != len)
+		return dnsnap__diag(diag, DNSNAP_EFIELD, r.pos, "%zu bytes after the key's tag",
+				    len - r.pos);
+	if (flags & DNSNAP_KF_RESERVED)
+		return dnsnap__diag(diag, DNSNAP_ERESERVED, (size_t)n + 4,
+				    "reserved key flags 0x%02x", flags & DNSNAP_KF_RESERVED);
+	/* The reversed form reverses back to the wire name. */
+	out->name_len = reverse_labels(key, (size_t)n, out->name);
+	out->name[out->name_len++] = 0;
+	out->qtype = qtype;
+	out->qclass = qclass;
+	out->flags = flags;
+	out->tag = tag_len ? tag : NULL;
+	out->tag_len = tag_len;
+	return DNSNAP_OK;
+}
+
+int dnsnap_key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t n = alen < blen ? alen : blen;
+	int c = n ? memcmp(a, b, n) : 0;
+	if (c != 0)
+		return c < 0 ? -1 : 1;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+int dnsnap_key_zone_prefix(const uint8_t *zone, size_t zone_len, uint8_t *out, size_t cap,
+			   size_t *out_len)
+{
+	int err = check_name(zone, zone_len);
+	if (err != DNSNAP_OK)
+		return err;
+	if (cap < zone_len - 1)
+		return DNSNAP_ENOSPC;
+	*out_len = reverse_labels(zone, zone_len, out);
+	return DNSNAP_OK;
+}

@@ -1,0 +1,260 @@
+/*
+ * wire.c: DNS wire helpers (names, compression on read, case folding),
+ * per-type rdata rules, error strings.
+ */
+#include <stdarg.h>
+
+#include "internal.h"
+
+static const struct {
+	int code;
+	const char *name;
+	const char *text;
+} errs[] = {
+	{ DNSNAP_OK, "DNSNAP_OK", "success" },
+	{ DNSNAP_ENOMEM, "DNSNAP_ENOMEM", "out of memory" },
+	{ DNSNAP_EINVAL, "DNSNAP_EINVAL", "invalid argument" },
+	{ DNSNAP_ENOSPC, "DNSNAP_ENOSPC", "output buffer too small" },
+	{ DNSNAP_EMAGIC, "DNSNAP_EMAGIC", "bad magic number" },
+	{ DNSNAP_EVERSION, "DNSNAP_EVERSION", "unsupported format version" },
+	{ DNSNAP_ETRUNC, "DNSNAP_ETRUNC", "truncated" },
+	{ DNSNAP_ECHECKSUM, "DNSNAP_ECHECKSUM", "bad checksum" },
+	{ DNSNAP_ERESERVED, "DNSNAP_ERESERVED", "reserved bit or value set" },
+	{ DNSNAP_ENOTFOUND, "DNSNAP_ENOTFOUND", "not found" },
+	{ DNSNAP_ELMDB, "DNSNAP_ELMDB", "LMDB error" },
+	{ DNSNAP_EZSTD, "DNSNAP_EZSTD", "zstd error" },
+	{ DNSNAP_ELABEL, "DNSNAP_ELABEL", "bad label (over 63 bytes or bad label type)" },
+	{ DNSNAP_ENAME, "DNSNAP_ENAME", "name over 255 bytes" },
+	{ DNSNAP_EPOINTER, "DNSNAP_EPOINTER", "compression pointer does not point backwards" },
+	{ DNSNAP_ECOUNT, "DNSNAP_ECOUNT", "section counts overrun the message" },
+	{ DNSNAP_ERDLEN, "DNSNAP_ERDLEN", "rdlength overruns the message" },
+	{ DNSNAP_ERDATA, "DNSNAP_ERDATA", "rdata does not fit its type" },
+	{ DNSNAP_EOPT, "DNSNAP_EOPT", "bad or misplaced OPT record" },
+	{ DNSNAP_ENOTCACHE, "DNSNAP_ENOTCACHE", "not a cacheable response" },
+	{ DNSNAP_ETOOBIG, "DNSNAP_ETOOBIG", "over the format's size limits" },
+	{ DNSNAP_EFIELD, "DNSNAP_EFIELD", "field value not allowed" },
+};
+
+const char *dnsnap_strerror(int err)
+{
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+		if (errs[i].code == err)
+			return errs[i].text;
+	return "unknown error";
+}
+
+const char *dnsnap_errname(int err)
+{
+	for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+		if (errs[i].code == err)
+			return errs[i].name;
+	return NULL;
+}
+
+const char *dnsnap_format_version(void)
+{
+	return "1.0";
+}
+
+int dnsnap__diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
+{
+	if (d != NULL) {
+		va_list ap;
+		d->offset = off;
+		va_start(ap, fmt);
+		vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off)
+{
+	size_t i = 0;
+	for (;;) {
+		if (i >= max) {
+			*off = i;
+			return DNSNAP_ETRUNC;
+		}
+		uint8_t l = p[i];
+		if (l == 0)
+			break;
+		if (l > 63) {
+			*off = i;
+			return DNSNAP_ELABEL;
+		}
+		if (i + 1 + l + 1 > DNSNAP_NAME_MAX) {
+			*off = i;
+			return DNSNAP_ENAME;
+		}
+		i += 1 + (size_t)l;
+	}
+	return (int)(i + 1);
+}
+
+int dnsnap_name_len(const uint8_t *p, size_t max)
+{
+	size_t off;
+	return dnsnap__name_check(p, max, &off);
+}
+
+int dnsnap_name_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	if (alen != blen)
+		return 0;
+	for (size_t i = 0; i < alen; i++)
+		if (lower(a[i]) != lower(b[i]))
+			return 0;
+	return 1;
+}
+
+int dnsnap_name_unpack(const uint8_t *msg, size_t len, size_t *pos, uint8_t out[DNSNAP_NAME_MAX],
+		       size_t *out_len, dnsnap_diag_t *diag)
+{
+	size_t p = *pos;
+	size_t run_start = p; /* a pointer must point strictly before this */
+	size_t end = 0;       /* where the name ends in the message (0: not yet known) */
+	size_t n = 0;
+
+	for (;;) {
+		if (p >= len)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "name cut at 0x%zx", p);
+		uint8_t l = msg[p];
+		if ((l & 0xc0) == 0xc0) {
+			if (p + 1 >= len)
+				return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "pointer cut at 0x%zx", p);
+			size_t t = (size_t)(l & 0x3f) << 8 | msg[p + 1];
+			if (t < 12 || t >= run_start)
+				return dnsnap__diag(diag, DNSNAP_EPOINTER, p,
+						    "pointer at 0x%zx to 0x%zx does not point backwards",
+						    p, t);
+			if (end == 0)
+				end = p + 2;
+			run_start = t;
+			p = t;
+			continue;
+		}
+		if (l & 0xc0)
+			return dnsnap__diag(diag, DNSNAP_ELABEL, p, "label type 0x%02x at 0x%zx",
+					    l & 0xc0, p);
+		/* a label must leave room for the root label after it */
+		if (l != 0 && n + 1 + l + 1 > DNSNAP_NAME_MAX)
+			return dnsnap__diag(diag, DNSNAP_ENAME, p, "name over 255 bytes at 0x%zx", p);
+		if (l == 0) {
+			out[n++] = 0;
+			if (end == 0)
+				end = p + 1;
+			break;
+		}
+		/* l <= 63 here: the two top bits are clear */
+		if (p + 1 + l > len)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "label cut at 0x%zx", p);
+		memcpy(out + n, msg + p, 1 + (size_t)l);
+		n += 1 + (size_t)l;
+		p += 1 + (size_t)l;
+	}
+	*pos = end;
+	*out_len = n;
+	return DNSNAP_OK;
+}
+
+/*
+ * RFC 3597 section 4: the RFC 1035 types whose rdata names may be compressed,
+ * and the types whose names receivers SHOULD decompress too.
+ */
+const char *dnsnap__schema(uint16_t type)
+{
+	switch (type) {
+	case 2:  /* NS */
+	case 3:  /* MD */
+	case 4:  /* MF */
+	case 5:  /* CNAME */
+	case 7:  /* MB */
+	case 8:  /* MG */
+	case 9:  /* MR */
+	case 12: /* PTR */
+		return "N";
+	case 6:  /* SOA */
+		return "NNZ";
+	case 14: /* MINFO */
+	case 17: /* RP */
+		return "NN";
+	case 15: /* MX */
+	case 18: /* AFSDB */
+	case 21: /* RT */
+		return "2N";
+	case 26: /* PX */
+		return "2NN";
+	case 33: /* SRV */
+		return "6N";
+	case 35: /* NAPTR */
+		return "4SSSN";
+	case 24: /* SIG */
+		return "TNR";
+	case 30: /* NXT */
+		return "NR";
+	default:
+		return NULL;
+	}
+}
+
+int dnsnap_type_has_names(uint16_t type)
+{
+	return dnsnap__schema(type) != NULL;
+}
+
+static size_t fixed_len(char c)
+{
+	switch (c) {
+	case '2': return 2;
+	case '4': return 4;
+	case '6': return 6;
+	case 'T': return 18;
+	case 'Z': return 20;
+	default: return 0;
+	}
+}
+
+int dnsnap__rdata_check(uint16_t type, const uint8_t *rdata, size_t len, size_t *off)
+{
+	*off = 0;
+	if (type == TYPE_A && len != 4)
+		return DNSNAP_ERDATA;
+	if (type == TYPE_AAAA && len != 16)
+		return DNSNAP_ERDATA;
+	const char *s = dnsnap__schema(type);
+	if (s == NULL)
+		return DNSNAP_OK;
+	size_t i = 0;
+	for (; *s; s++) {
+		if (*s == 'R')
+			return DNSNAP_OK;
+		if (*s == 'N') {
+			size_t noff;
+			int n = dnsnap__name_check(rdata + i, len - i, &noff);
+			if (n < 0) {
+				*off = i + noff;
+				return n == DNSNAP_ETRUNC ? DNSNAP_ERDATA : n;
+			}
+			i += (size_t)n;
+		} else if (*s == 'S') {
+			if (i >= len || len - i - 1 < rdata[i]) {
+				*off = i;
+				return DNSNAP_ERDATA;
+			}
+			i += 1 + (size_t)rdata[i];
+		} else {
+			size_t f = fixed_len(*s);
+			if (len - i < f) {
+				*off = i;
+				return DNSNAP_ERDATA;
+			}
+			i += f;
+		}
+	}
+	if (i != len) {
+		*off = i;
+		return DNSNAP_ERDATA;
+	}
+	return DNSNAP_OK;
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Run every test: unit and vector tests (cmocka), CLI tests, and a fixed-run
+# smoke of each fuzz target over its seed corpus. Usage: tests/run.sh BUILD FUZZ_RUNS
+# Ends with one line "N passed, N failed" and exits non-zero on any failure.
+set -u
+build=${1:-build}
+runs=${2:-0}
+pass=0
+fail=0
+failed=""
+
+check() { # name, command...
+	name=$1; shift
+	if "$@"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		failed="$failed $name"
+		echo "FAILED: $name" >&2
+	fi
+}
+
+for t in "$build"/bin/test_*; do
+	[ -x "$t" ] || continue
+	check "$(basename "$t")" "$t"
+done
+
+for t in tests/cli/test_*.sh; do
+	[ -f "$t" ] || continue
+	check "$(basename "$t")" sh "$t" "$build"
+done
+
+if [ "$runs" -gt 0 ]; then
+	seeds=$(mktemp -d)
+	trap 'rm -rf "$seeds"' EXIT
+	"$build"/mkcorpus "$seeds/corpus" >/dev/null
+	for f in "$build"/fuzz/fuzz_*; do
+		[ -x "$f" ] || continue
+		mkdir -p "$seeds/new"
+		# The first directory receives new inputs: a scratch one, so the
+		# repository's vectors stay as they are.
+		check "$(basename "$f")" sh -c "'$f' -runs=$runs -seed=1 '$seeds/new' \
+			spec/vectors/valid spec/vectors/invalid '$seeds/corpus' >'$seeds/log' 2>&1 \
+			|| { tail -40 '$seeds/log'; exit 1; }"
+		rm -rf "$seeds/new"
+	done
+fi
+
+echo
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
