@@ -41,6 +41,7 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 .PHONY: all deps run test test-unit test-cli fuzz fuzz-smoke asan vectors bench install \
         clean help
 .DEFAULT_GOAL := all
+.SECONDARY:
 
 all: $(BUILD)/libdnsnap.a $(BUILD)/dnsnap         ## library and CLI
 
@@ -75,6 +76,9 @@ fuzz: $(FUZZ_BIN)                                  ## build the libFuzzer target
 
 vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (review the diff!)
 	$(BUILD)/mkvectors spec/vectors
+	sed -e '/<!-- VECTORS -->/,/<!-- \/VECTORS -->/{/<!-- VECTORS -->/{p;r spec/vectors/examples.md' \
+	    -e '};/<!-- \/VECTORS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
+	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
 install: all                                       ## library, header, CLI, man page, pkg-config
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin

@@ -182,7 +182,7 @@ int dnsnap_iter_next(dnsnap_iter_t *it, dnsnap_rr_t *rr)
 	o.section = sec;
 	o.index = it->n;
 	o.offset = (size_t)(it->rec - it->entry) + start;
-	if (o.type == TYPE_CNAME && dnsnap_name_len(o.rdata, o.rdlen) == (int)o.rdlen)
+	if (type_is_target(o.type) && dnsnap_name_len(o.rdata, o.rdlen) == (int)o.rdlen)
 		tgt = (uint16_t)(o.rdata - it->rec);
 	if (it->n < DNSNAP_OWNER_REFS) {
 		it->own[it->n] = own;

@@ -38,7 +38,8 @@
  *   TTL u32       | original TTL as received, <= 2^31-1
  *   Owner         / mode 0: none (the query name); mode 1: u8 index of an
  *                   earlier record whose owner this is; mode 2: wire name;
- *                   mode 3: u8 index of an earlier CNAME whose target this is
+ *                   mode 3: u8 index of an earlier NS/CNAME/PTR/DNAME record
+ *                   whose rdata (one name) this owner equals
  *   Rdata         DNS wire form, names expanded, to the end of the record
  */
 #ifndef DNSNAP_FORMAT_H
@@ -182,7 +183,8 @@ enum dnsnap_section {
 #define DNSNAP_OWNER_QNAME   0   /* owner is the query name, nothing stored */
 #define DNSNAP_OWNER_REF     1   /* u8: index of an earlier record, same owner */
 #define DNSNAP_OWNER_NAME    2   /* explicit wire name */
-#define DNSNAP_OWNER_TARGET  3   /* u8: index of an earlier CNAME, owner = its target */
+#define DNSNAP_OWNER_TARGET  3   /* u8: index of an earlier NS, CNAME, PTR or DNAME
+				  * record; owner = its rdata name */
 #define DNSNAP_RF_SAME       0x04
 #define DNSNAP_RF_CLASS      0x08
 #define DNSNAP_RF_RESERVED   0xf0
@@ -251,7 +253,7 @@ typedef struct dnsnap_iter {
 	size_t qname_len;
 	unsigned n;              /* records returned so far */
 	dnsnap_rr_t prev;
-	/* per record < DNSNAP_OWNER_REFS: owner and CNAME-target offsets in
+	/* per record < DNSNAP_OWNER_REFS: owner and target-name offsets in
 	 * Records, OWN_QNAME for the query name, OWN_NONE for none */
 	uint16_t own[DNSNAP_OWNER_REFS];
 	uint16_t tgt[DNSNAP_OWNER_REFS];

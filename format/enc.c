@@ -52,7 +52,7 @@ static inline void wr_bytes(wr_t *w, const uint8_t *s, size_t n)
 }
 
 /* What later records may refer to: a representative spelling of an owner
- * and, for CNAMEs, of the target (compared ignoring case). */
+ * and, for NS/CNAME/PTR/DNAME, of the target (compared ignoring case). */
 typedef struct recinfo {
 	const uint8_t *owner;
 	const uint8_t *target;
@@ -267,7 +267,8 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 	e->w.p[flags_at] = flags;
 	st16le(e->w.p + rec, (uint16_t)(e->w.pos - rec - 2));
 
-	if (type == TYPE_CNAME) {
+	if (type_is_target(type) && dnsnap_name_len(e->w.p + rdata_at, e->w.pos - rdata_at) ==
+				    (int)(e->w.pos - rdata_at)) {
 		ri.target = e->w.p + rdata_at;
 		ri.target_len = (uint8_t)(e->w.pos - rdata_at);
 	}
@@ -341,6 +342,8 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 	e.w.cap = DNSNAP_RECORDS_MAX;
 	e.w.err = DNSNAP_OK;
 
+	if (len < 12) /* the header is one field */
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "%zu bytes, shorter than a header", len);
 	rd_t r = rd_init(msg, len);
 	rd_u16be(&r); /* ID */
 	uint16_t hflags = rd_u16be(&r);

@@ -144,6 +144,13 @@ int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off);
 #define RCODE_NXDOMAIN 3
 #define EDNS_EDE   15
 
+/* Types whose rdata is exactly one name: their records can be TARGETs (the
+ * CNAME chain's next owner, the glue owner after an NS). */
+static inline int type_is_target(uint16_t type)
+{
+	return type == 2 || type == 5 || type == 12 || type == 39; /* NS CNAME PTR DNAME */
+}
+
 #define OWN_QNAME 0xffff
 #define OWN_NONE  0xfffe
 

@@ -73,7 +73,7 @@ int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off)
 	size_t i = 0;
 	for (;;) {
 		if (i >= max) {
-			*off = i;
+			*off = 0; /* a name is one field: a cut reports its start */
 			return DNSNAP_ETRUNC;
 		}
 		uint8_t l = p[i];
@@ -118,11 +118,11 @@ int dnsnap_name_unpack(const uint8_t *msg, size_t len, size_t *pos, uint8_t out[
 
 	for (;;) {
 		if (p >= len)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "name cut at 0x%zx", p);
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, *pos, "name at 0x%zx cut", *pos);
 		uint8_t l = msg[p];
 		if ((l & 0xc0) == 0xc0) {
 			if (p + 1 >= len)
-				return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "pointer cut at 0x%zx", p);
+				return dnsnap__diag(diag, DNSNAP_ETRUNC, *pos, "name at 0x%zx cut", *pos);
 			size_t t = (size_t)(l & 0x3f) << 8 | msg[p + 1];
 			if (t < 12 || t >= run_start)
 				return dnsnap__diag(diag, DNSNAP_EPOINTER, p,
@@ -148,7 +148,7 @@ int dnsnap_name_unpack(const uint8_t *msg, size_t len, size_t *pos, uint8_t out[
 		}
 		/* l <= 63 here: the two top bits are clear */
 		if (p + 1 + l > len)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "label cut at 0x%zx", p);
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, *pos, "name at 0x%zx cut", *pos);
 		memcpy(out + n, msg + p, 1 + (size_t)l);
 		n += 1 + (size_t)l;
 		p += 1 + (size_t)l;
