@@ -80,6 +80,9 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 	    -e '};/<!-- \/VECTORS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
+bench: deps $(BUILD)/bench_encode                 ## benchmarks (tables; JSON with BENCH_ARGS=--json)
+	$(BUILD)/bench_encode $(BENCH_ARGS)
+
 install: all                                       ## library, header, CLI, man page, pkg-config
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(BUILD)/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/
@@ -108,6 +111,9 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
+
+$(BUILD)/bench_%: $(BUILD)/bench/bench_%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.

@@ -38,10 +38,12 @@ int dnsnap_entry_header(const uint8_t *entry, size_t len, dnsnap_hdr_t *out, dns
 	if (h.records_len > DNSNAP_RECORDS_MAX)
 		return dnsnap__diag(diag, DNSNAP_ETOOBIG, r.pos, "records of %zu bytes, over %d",
 				    h.records_len, DNSNAP_RECORDS_MAX);
-	if (h.auth_off > h.addl_off || h.addl_off > h.records_len)
-		return dnsnap__diag(diag, DNSNAP_EFIELD, 14,
-				    "section offsets %u, %u out of order or past %zu", h.auth_off,
+	if (h.addl_off > h.records_len)
+		return dnsnap__diag(diag, DNSNAP_EFIELD, 16, "Addl_Off %u past the records' %zu bytes",
 				    h.addl_off, h.records_len);
+	if (h.auth_off > h.addl_off)
+		return dnsnap__diag(diag, DNSNAP_EFIELD, 14, "Auth_Off %u after Addl_Off %u",
+				    h.auth_off, h.addl_off);
 	if ((int32_t)(h.expiry - h.inception) < 0)
 		return dnsnap__diag(diag, DNSNAP_EFIELD, 4, "expiry before inception");
 	*out = h;
@@ -114,8 +116,10 @@ int dnsnap_iter_next(dnsnap_iter_t *it, dnsnap_rr_t *rr)
 	rd_t r = rd_init(it->rec, it->rec_len);
 	r.pos = start;
 	uint16_t rlen = rd_u16le(&r);
-	if (r.err != DNSNAP_OK || it->rec_len - r.pos < rlen || rlen == 0)
+	if (r.err != DNSNAP_OK || it->rec_len - r.pos < rlen)
 		return iter_fail(it, DNSNAP_ETRUNC, start);
+	if (rlen == 0) /* Rec_Flags missing */
+		return iter_fail(it, DNSNAP_ETRUNC, start + 2);
 	size_t end = r.pos + rlen;
 	r.len = end; /* the record's bytes only */
 	uint8_t flags = rd_u8(&r);

@@ -85,7 +85,10 @@ int dnsnap_key_decode(const uint8_t *key, size_t len, dnsnap_key_t *out, dnsnap_
 	uint16_t qtype = rd_u16be(&r);
 	uint16_t qclass = rd_u16be(&r);
 	uint8_t flags = rd_u8(&r);
+	size_t tag_len_at = r.pos;
 	uint8_t tag_len = rd_u8(&r);
+	if (r.err == DNSNAP_OK && len - r.pos < tag_len) /* a length that overruns: at the length */
+		rd_fail(&r, DNSNAP_ETRUNC, tag_len_at);
 	const uint8_t *tag = rd_skip(&r, tag_len);
 	if (r.err != DNSNAP_OK)
 		return dnsnap__diag(diag, r.err, r.err_off, "key cut at 0x%zx", r.err_off);

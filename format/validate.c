@@ -51,8 +51,8 @@ int dnsnap_entry_validate(const uint8_t *entry, size_t len, dnsnap_diag_t *diag)
 		seen_auth |= roff == h.auth_off;
 		seen_addl |= roff == h.addl_off;
 		if (rr.type == TYPE_OPT || rr.type == TYPE_TSIG)
-			return dnsnap__diag(diag, DNSNAP_EFIELD, rr.offset,
-					    "type %u never stored, record at 0x%zx", rr.type,
+			return dnsnap__diag(diag, DNSNAP_EFIELD, rr.offset + 3,
+					    "type %u is never stored, record at 0x%zx", rr.type,
 					    rr.offset);
 		size_t off;
 		err = dnsnap__rdata_check(rr.type, rr.rdata, rr.rdlen, &off);
@@ -67,9 +67,11 @@ int dnsnap_entry_validate(const uint8_t *entry, size_t len, dnsnap_diag_t *diag)
 		return dnsnap__diag(diag, err, it.err_off, "record: %s at 0x%zx",
 				    dnsnap_strerror(err), it.err_off);
 	/* Offsets equal to the end are boundaries too (empty trailing sections). */
-	if (!(seen_auth || h.auth_off == h.records_len) || !(seen_addl || h.addl_off == h.records_len))
-		return dnsnap__diag(diag, DNSNAP_EFIELD, 14,
-				    "section offsets %u, %u not on record boundaries", h.auth_off,
+	if (!seen_auth && h.auth_off != h.records_len)
+		return dnsnap__diag(diag, DNSNAP_EFIELD, 14, "Auth_Off %u not on a record boundary",
+				    h.auth_off);
+	if (!seen_addl && h.addl_off != h.records_len)
+		return dnsnap__diag(diag, DNSNAP_EFIELD, 16, "Addl_Off %u not on a record boundary",
 				    h.addl_off);
 	if (dnssec != !!(h.flags & DNSNAP_EF_DNSSEC))
 		return dnsnap__diag(diag, DNSNAP_EFIELD, 12, "DNSSEC flag %s but %s DNSSEC records",

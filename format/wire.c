@@ -217,6 +217,7 @@ static size_t fixed_len(char c)
 
 int dnsnap__rdata_check(uint16_t type, const uint8_t *rdata, size_t len, size_t *off)
 {
+	/* ERDATA is reported at the rdata's first byte; a bad label at the label. */
 	*off = 0;
 	if (type == TYPE_A && len != 4)
 		return DNSNAP_ERDATA;
@@ -232,29 +233,22 @@ int dnsnap__rdata_check(uint16_t type, const uint8_t *rdata, size_t len, size_t 
 		if (*s == 'N') {
 			size_t noff;
 			int n = dnsnap__name_check(rdata + i, len - i, &noff);
+			if (n == DNSNAP_ETRUNC)
+				return DNSNAP_ERDATA;
 			if (n < 0) {
 				*off = i + noff;
-				return n == DNSNAP_ETRUNC ? DNSNAP_ERDATA : n;
+				return n;
 			}
 			i += (size_t)n;
 		} else if (*s == 'S') {
-			if (i >= len || len - i - 1 < rdata[i]) {
-				*off = i;
+			if (i >= len || len - i - 1 < rdata[i])
 				return DNSNAP_ERDATA;
-			}
 			i += 1 + (size_t)rdata[i];
 		} else {
-			size_t f = fixed_len(*s);
-			if (len - i < f) {
-				*off = i;
+			if (len - i < fixed_len(*s))
 				return DNSNAP_ERDATA;
-			}
-			i += f;
+			i += fixed_len(*s);
 		}
 	}
-	if (i != len) {
-		*off = i;
-		return DNSNAP_ERDATA;
-	}
-	return DNSNAP_OK;
+	return i == len ? DNSNAP_OK : DNSNAP_ERDATA;
 }

@@ -350,7 +350,7 @@ static void invalid_entries(void)
 
 	v = base(V_A);
 	put16(v.e + rec_at(&v, 0) + 3, 41);
-	invalid("113-opt-record-stored", &v, DNSNAP_EFIELD, "entry", rec_at(&v, 0));
+	invalid("113-opt-record-stored", &v, DNSNAP_EFIELD, "entry", rec_at(&v, 0) + 3);
 
 	/* extension area: EXT flag, then Ext_Len and TLVs inserted after the header */
 	static const struct {
@@ -434,6 +434,54 @@ static void invalid_entries(void)
 	v.el = 18 + 65536;
 	invalid("124-records-over-65535", &v, DNSNAP_ETOOBIG, "entry", 18);
 
+	v = base(V_A);
+	put16(v.e + 16, get16(v.e + 16) + 1);
+	invalid("126-addl-off-past-records", &v, DNSNAP_EFIELD, "entry", 16);
+
+	v = base(V_REFERRAL); /* additional starts at the glue; move it into a record */
+	put16(v.e + 16, get16(v.e + 16) + 1);
+	invalid("127-addl-off-not-on-a-record", &v, DNSNAP_EFIELD, "entry", 16);
+
+	v = base(V_A);
+	r0 = rec_at(&v, 0);
+	v.e[r0 + 2] |= DNSNAP_RF_CLASS; /* Class 1 stored: IN must cost no bytes */
+	memmove(v.e + r0 + 7, v.e + r0 + 5, v.el - r0 - 5);
+	put16(v.e + r0 + 5, 1);
+	put16(v.e + r0, get16(v.e + r0) + 2);
+	put16(v.e + 14, get16(v.e + 14) + 2);
+	put16(v.e + 16, get16(v.e + 16) + 2);
+	v.el += 2;
+	invalid("128-class-in-stored", &v, DNSNAP_EFIELD, "entry", r0 + 5);
+
+	v = base(V_A);
+	r0 = rec_at(&v, 0);
+	put16(v.e + r0 + 3, 250);
+	invalid("129-tsig-record-stored", &v, DNSNAP_EFIELD, "entry", r0 + 3);
+
+	v = base(V_A); /* a record of Rec_Len 0 after the A record: no Rec_Flags */
+	memset(v.e + v.el, 0, 2);
+	v.el += 2;
+	invalid("135-record-without-flags", &v, DNSNAP_ETRUNC, "entry", v.el);
+
+	/* nxdomain: the authority SOA loses the last byte of its fixed part */
+	v = base(V_NXDOMAIN);
+	{
+		static const uint8_t root[1] = { 0 };
+		dnsnap_iter_t it;
+		dnsnap_rr_t rr;
+		dnsnap_iter_init(&it, v.e, v.el, root, 1);
+		while (dnsnap_iter_next(&it, &rr) == 1 && rr.type != 6)
+			;
+		put16(v.e + rr.offset, get16(v.e + rr.offset) - 1);
+		memmove(v.e + rr.offset + 2 + get16(v.e + rr.offset),
+			v.e + rr.offset + 3 + get16(v.e + rr.offset),
+			v.el - (rr.offset + 3 + get16(v.e + rr.offset)));
+		put16(v.e + 16, get16(v.e + 16) - 1);
+		v.el--;
+		invalid("136-soa-rdata-short", &v, DNSNAP_ERDATA, "entry",
+			(size_t)(rr.rdata - v.e));
+	}
+
 	/* keys */
 	v = base(V_A);
 	v.key[v.kl - 2] = 0x02;
@@ -450,6 +498,10 @@ static void invalid_entries(void)
 	v = base(V_A);
 	v.kl -= 3;
 	invalid("133-key-cut", &v, DNSNAP_ETRUNC, "key", v.kl - 1);
+
+	v = base(V_A);
+	v.key[v.kl - 1] = 1; /* Tag_Len 1, no tag */
+	invalid("137-key-tag-len-overruns", &v, DNSNAP_ETRUNC, "key", v.kl - 1);
 
 	v = base(V_A);
 	v.key[0] = 0x40;
