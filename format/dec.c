@@ -116,10 +116,9 @@ int dnsnap_iter_next(dnsnap_iter_t *it, dnsnap_rr_t *rr)
 	rd_t r = rd_init(it->rec, it->rec_len);
 	r.pos = start;
 	uint16_t rlen = rd_u16le(&r);
-	if (r.err != DNSNAP_OK || it->rec_len - r.pos < rlen)
+	/* a length that overruns, or leaves no room for Rec_Flags: at the length */
+	if (r.err != DNSNAP_OK || it->rec_len - r.pos < rlen || rlen == 0)
 		return iter_fail(it, DNSNAP_ETRUNC, start);
-	if (rlen == 0) /* Rec_Flags missing */
-		return iter_fail(it, DNSNAP_ETRUNC, start + 2);
 	size_t end = r.pos + rlen;
 	r.len = end; /* the record's bytes only */
 	uint8_t flags = rd_u8(&r);

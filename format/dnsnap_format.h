@@ -56,31 +56,31 @@ extern "C" {
 #define DNSNAP_FORMAT_MAJOR 1
 #define DNSNAP_FORMAT_MINOR 0
 
-/* Error codes. Values are part of the format's contract (they appear in the
- * spec and in spec/vectors/invalid/NNN-name.err by name): append only. */
+/* Error codes. Values are part of the format's contract (spec/FORMAT.md,
+ * "Errors"; vectors name them): append only, explicit values, never reused. */
 enum dnsnap_err {
 	DNSNAP_OK = 0,
 	DNSNAP_ENOMEM = -ENOMEM,
-	DNSNAP_EINVAL = -EINVAL,     /* bad argument from the caller */
-	DNSNAP_ENOSPC = -ENOSPC,     /* the caller's output buffer is too small */
-	DNSNAP_EMAGIC = -1000,       /* not a dnsnap object (magic number) */
-	DNSNAP_EVERSION,             /* unknown major version */
-	DNSNAP_ETRUNC,               /* input ends inside a field */
-	DNSNAP_ECHECKSUM,            /* digest or checksum mismatch */
-	DNSNAP_ERESERVED,            /* a reserved bit or value is set */
-	DNSNAP_ENOTFOUND,            /* no such entry */
-	DNSNAP_ELMDB,                /* LMDB failed (engine) */
-	DNSNAP_EZSTD,                /* zstd failed (engine) */
-	DNSNAP_ELABEL,               /* a label longer than 63 bytes, or a bad label type */
-	DNSNAP_ENAME,                /* a name longer than 255 bytes */
-	DNSNAP_EPOINTER,             /* a compression pointer that does not point backwards */
-	DNSNAP_ECOUNT,               /* section counts overrun the message */
-	DNSNAP_ERDLEN,               /* a record's rdlength overruns the message */
-	DNSNAP_ERDATA,               /* rdata does not fit its type (A not 4 bytes, ...) */
-	DNSNAP_EOPT,                 /* a second OPT, an OPT outside additional, bad OPT */
-	DNSNAP_ENOTCACHE,            /* not a cacheable response (QR, opcode, TC, QDCOUNT) */
-	DNSNAP_ETOOBIG,              /* the key or entry would exceed the format's limits */
-	DNSNAP_EFIELD,               /* an entry field holds a value the format forbids */
+	DNSNAP_EINVAL = -EINVAL,  /* bad argument from the caller */
+	DNSNAP_ENOSPC = -ENOSPC,  /* the caller's output buffer is too small */
+	DNSNAP_EMAGIC = -1000,    /* not a dnsnap object (magic number) */
+	DNSNAP_EVERSION = -1001,  /* unknown major version */
+	DNSNAP_ETRUNC = -1002,    /* input ends inside a field */
+	DNSNAP_ECHECKSUM = -1003, /* digest or checksum mismatch */
+	DNSNAP_ERESERVED = -1004, /* a reserved bit or value is set */
+	DNSNAP_ENOTFOUND = -1005, /* no such entry */
+	DNSNAP_ELMDB = -1006,     /* LMDB failed (engine) */
+	DNSNAP_EZSTD = -1007,     /* zstd failed (engine) */
+	DNSNAP_ELABEL = -1008,    /* a label longer than 63 bytes, or a bad label type */
+	DNSNAP_ENAME = -1009,     /* a name longer than 255 bytes */
+	DNSNAP_EPOINTER = -1010,  /* a compression pointer that does not point backwards */
+	DNSNAP_ECOUNT = -1011,    /* section counts overrun the message */
+	DNSNAP_ERDLEN = -1012,    /* a record's rdlength overruns the message */
+	DNSNAP_ERDATA = -1013,    /* rdata does not fit its type (A not 4 bytes, ...) */
+	DNSNAP_EOPT = -1014,      /* a second OPT, an OPT outside additional, bad OPT */
+	DNSNAP_ENOTCACHE = -1015, /* not a cacheable response (QR, opcode, TC, QDCOUNT) */
+	DNSNAP_ETOOBIG = -1016,   /* the key or entry would exceed the format's limits */
+	DNSNAP_EFIELD = -1017,    /* an entry field holds a value the format forbids */
 };
 
 /** A short English description of a DNSNAP_E* code ("unknown error" for others). */

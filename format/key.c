@@ -64,6 +64,7 @@ int dnsnap_key_encode(const uint8_t *name, size_t name_len, uint16_t qtype, uint
 	return DNSNAP_OK;
 }
 
+/* Checks run in field order, so the first bad field is the one reported. */
 int dnsnap_key_decode(const uint8_t *key, size_t len, dnsnap_key_t *out, dnsnap_diag_t *diag)
 {
 	if (key == NULL || out == NULL)
@@ -71,20 +72,36 @@ int dnsnap_key_decode(const uint8_t *key, size_t len, dnsnap_key_t *out, dnsnap_
 	if (len > DNSNAP_KEY_MAX)
 		return dnsnap__diag(diag, DNSNAP_ETOOBIG, 0, "key of %zu bytes, over %d", len,
 				    DNSNAP_KEY_MAX);
-	size_t off;
-	int n = dnsnap__name_check(key, len, &off);
-	if (n < 0)
-		return dnsnap__diag(diag, n, off, "key name: %s at 0x%zx", dnsnap_strerror(n), off);
-	for (size_t i = 0; i + 1 < (size_t)n; i += 1 + (size_t)key[i])
-		for (size_t j = 1; j <= key[i]; j++)
-			if (key[i + j] >= 'A' && key[i + j] <= 'Z')
-				return dnsnap__diag(diag, DNSNAP_EFIELD, i + j,
-						    "upper-case byte in key name at 0x%zx", i + j);
+	size_t n = 0; /* Name: labels, each checked then scanned for upper case */
+	for (;;) {
+		if (n >= len)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "key cut inside its name");
+		uint8_t l = key[n];
+		if (l == 0)
+			break;
+		if (l > 63)
+			return dnsnap__diag(diag, DNSNAP_ELABEL, n, "key name: label of %u at 0x%zx",
+					    l, n);
+		if (n + 1 + l + 1 > DNSNAP_NAME_MAX)
+			return dnsnap__diag(diag, DNSNAP_ENAME, n, "key name over 255 bytes at 0x%zx",
+					    n);
+		if (len - n - 1 < l)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "key cut inside its name");
+		for (size_t j = n + 1; j <= n + l; j++)
+			if (key[j] >= 'A' && key[j] <= 'Z')
+				return dnsnap__diag(diag, DNSNAP_EFIELD, j,
+						    "upper-case byte in key name at 0x%zx", j);
+		n += 1 + (size_t)l;
+	}
+	n++;
 	rd_t r = rd_init(key, len);
-	r.pos = (size_t)n;
+	r.pos = n;
 	uint16_t qtype = rd_u16be(&r);
 	uint16_t qclass = rd_u16be(&r);
 	uint8_t flags = rd_u8(&r);
+	if (r.err == DNSNAP_OK && (flags & DNSNAP_KF_RESERVED))
+		return dnsnap__diag(diag, DNSNAP_ERESERVED, n + 4, "reserved key flags 0x%02x",
+				    flags & DNSNAP_KF_RESERVED);
 	size_t tag_len_at = r.pos;
 	uint8_t tag_len = rd_u8(&r);
 	if (r.err == DNSNAP_OK && len - r.pos < tag_len) /* a length that overruns: at the length */
@@ -95,11 +112,8 @@ int dnsnap_key_decode(const uint8_t *key, size_t len, dnsnap_key_t *out, dnsnap_
 	if (r.pos != len)
 		return dnsnap__diag(diag, DNSNAP_EFIELD, r.pos, "%zu bytes after the key's tag",
 				    len - r.pos);
-	if (flags & DNSNAP_KF_RESERVED)
-		return dnsnap__diag(diag, DNSNAP_ERESERVED, (size_t)n + 4,
-				    "reserved key flags 0x%02x", flags & DNSNAP_KF_RESERVED);
 	/* The reversed form reverses back to the wire name. */
-	out->name_len = reverse_labels(key, (size_t)n, out->name);
+	out->name_len = reverse_labels(key, n, out->name);
 	out->name[out->name_len++] = 0;
 	out->qtype = qtype;
 	out->qclass = qclass;

@@ -259,6 +259,15 @@ static void invalid_messages(void)
 	mb_u16(&m, 0);
 	invalid_msg("212-msg-opt-in-answer", m.b, m.n, DNSNAP_EOPT, opt);
 
+	m = msg_start(0x8180, 1, 0, 0, 1);
+	opt = m.n;
+	mb_u8(&m, 0);
+	mb_u16(&m, 41);
+	mb_u16(&m, 1232);
+	mb_u32(&m, 0x01000000); /* extended RCODE 16 (BADVERS): no answer to cache */
+	mb_u16(&m, 0);
+	invalid_msg("218-msg-extended-rcode", m.b, m.n, DNSNAP_ENOTCACHE, opt);
+
 	m = msg_start(0x0100, 1, 0, 0, 0);
 	invalid_msg("213-msg-query-not-response", m.b, m.n, DNSNAP_ENOTCACHE, 2);
 
@@ -461,7 +470,7 @@ static void invalid_entries(void)
 	v = base(V_A); /* a record of Rec_Len 0 after the A record: no Rec_Flags */
 	memset(v.e + v.el, 0, 2);
 	v.el += 2;
-	invalid("135-record-without-flags", &v, DNSNAP_ETRUNC, "entry", v.el);
+	invalid("135-record-without-flags", &v, DNSNAP_ETRUNC, "entry", v.el - 2);
 
 	/* nxdomain: the authority SOA loses the last byte of its fixed part */
 	v = base(V_NXDOMAIN);
