@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "corpus.h"
+#include "wb.h"
 #include "dnsnap.h"
 #include "print.h"
 
@@ -133,55 +134,31 @@ static void invalid_msg(const char *name, const uint8_t *msg, size_t len, int er
 }
 
 /* ------------------------------------------------- hand-built messages */
-typedef struct mb {
-	uint8_t b[1024];
-	size_t n;
-} mb_t;
-
-static void mb_u8(mb_t *m, unsigned v) { m->b[m->n++] = (uint8_t)v; }
-static void mb_u16(mb_t *m, unsigned v) { mb_u8(m, v >> 8); mb_u8(m, v & 0xff); }
-static void mb_u32(mb_t *m, unsigned long v) { mb_u16(m, (unsigned)(v >> 16)); mb_u16(m, v & 0xffff); }
-static void mb_raw(mb_t *m, const void *p, size_t n) { memcpy(m->b + m->n, p, n); m->n += n; }
-static void mb_name(mb_t *m, const char *s) /* "www.example.com" */
-{
-	while (*s) {
-		const char *dot = strchr(s, '.');
-		size_t l = dot ? (size_t)(dot - s) : strlen(s);
-		mb_u8(m, (unsigned)l);
-		mb_raw(m, s, l);
-		s += l + (dot != NULL);
-	}
-	mb_u8(m, 0);
-}
 /* header with QR, RD, RA set; then the question www.example.com A IN */
-static mb_t msg_start(unsigned flags, unsigned qd, unsigned an, unsigned ns, unsigned ar)
+static wb_t msg_start(unsigned flags, unsigned qd, unsigned an, unsigned ns, unsigned ar)
 {
-	mb_t m = { .n = 0 };
-	mb_u16(&m, 0x1234);
-	mb_u16(&m, flags);
-	mb_u16(&m, qd);
-	mb_u16(&m, an);
-	mb_u16(&m, ns);
-	mb_u16(&m, ar);
-	mb_name(&m, "www.example.com");
-	mb_u16(&m, 1);
-	mb_u16(&m, 1);
+	wb_t m = { .n = 0 }; /* zeroed: some vectors use bytes past what was written */
+	put_header(&m, flags, qd, an, ns, ar);
+	set_u16(&m, 0, 0x1234);
+	put_name(&m, "www.example.com");
+	put_u16(&m, 1);
+	put_u16(&m, 1);
 	return m;
 }
-static void mb_rr(mb_t *m, unsigned type, unsigned rdlen, const void *rdata)
+static void put_rr(wb_t *m, unsigned type, unsigned rdlen, const void *rdata)
 {
-	mb_u16(m, 0xc00c);
-	mb_u16(m, type);
-	mb_u16(m, 1);
-	mb_u32(m, 300);
-	mb_u16(m, rdlen);
-	mb_raw(m, rdata, rdlen);
+	put_u16(m, 0xc00c);
+	put_u16(m, type);
+	put_u16(m, 1);
+	put_u32(m, 300);
+	put_u16(m, rdlen);
+	put_raw(m, rdata, rdlen);
 }
 
 static void invalid_messages(void)
 {
 	static const uint8_t ip[16] = { 192, 0, 2, 1 };
-	mb_t m = msg_start(0x8180, 1, 0, 0, 0);
+	wb_t m = msg_start(0x8180, 1, 0, 0, 0);
 	invalid_msg("201-msg-header-cut", m.b, 5, DNSNAP_ETRUNC, 0);
 
 	m = msg_start(0x8180, 1, 0, 0, 0);
@@ -191,81 +168,81 @@ static void invalid_messages(void)
 	m = msg_start(0x8180, 1, 0, 0, 0);
 	m.n = 12;
 	for (int i = 0; i < 5; i++) { /* 5 x 51 bytes = 255 before the root label */
-		mb_u8(&m, 50);
+		put_u8(&m, 50);
 		memset(m.b + m.n, 'a', 50);
 		m.n += 50;
 	}
-	mb_u8(&m, 0);
-	mb_u16(&m, 1);
-	mb_u16(&m, 1);
+	put_u8(&m, 0);
+	put_u16(&m, 1);
+	put_u16(&m, 1);
 	invalid_msg("203-msg-name-over-255", m.b, m.n, DNSNAP_ENAME, 12 + 4 * 51);
 
 	m = msg_start(0x8180, 1, 1, 0, 0);
 	size_t self = m.n;
-	mb_u16(&m, 0xc000 | (unsigned)self); /* an owner pointing at itself */
+	put_u16(&m, 0xc000 | (unsigned)self); /* an owner pointing at itself */
 	invalid_msg("204-msg-pointer-loop", m.b, m.n + 10, DNSNAP_EPOINTER, self);
 
 	m = msg_start(0x8180, 1, 1, 0, 0);
-	mb_u16(&m, 0xc000 | (unsigned)(m.n + 12)); /* forward, into its own rdata */
-	mb_u16(&m, 5);
-	mb_u16(&m, 1);
-	mb_u32(&m, 300);
-	mb_u16(&m, 2);
-	mb_u16(&m, 0xc00c);
+	put_u16(&m, 0xc000 | (unsigned)(m.n + 12)); /* forward, into its own rdata */
+	put_u16(&m, 5);
+	put_u16(&m, 1);
+	put_u32(&m, 300);
+	put_u16(&m, 2);
+	put_u16(&m, 0xc00c);
 	invalid_msg("205-msg-pointer-forward", m.b, m.n, DNSNAP_EPOINTER, m.n - 14);
 
 	m = msg_start(0x8180, 1, 0, 0, 0);
 	m.n = 12; /* a question name pointing into the header */
-	mb_u16(&m, 0xc002);
-	mb_u16(&m, 1);
-	mb_u16(&m, 1);
+	put_u16(&m, 0xc002);
+	put_u16(&m, 1);
+	put_u16(&m, 1);
 	invalid_msg("206-msg-pointer-into-header", m.b, m.n, DNSNAP_EPOINTER, 12);
 
 	m = msg_start(0x8180, 1, 2, 0, 0);
-	mb_rr(&m, 1, 4, ip);
+	put_rr(&m, 1, 4, ip);
 	invalid_msg("207-msg-counts-overrun", m.b, m.n, DNSNAP_ECOUNT, m.n);
 
 	m = msg_start(0x8180, 1, 1, 0, 0);
-	mb_rr(&m, 1, 4, ip);
+	put_rr(&m, 1, 4, ip);
 	m.b[m.n - 5] = 5; /* rdlength 5 with 4 bytes left */
 	invalid_msg("208-msg-rdlength-overrun", m.b, m.n, DNSNAP_ERDLEN, m.n - 6);
 
 	m = msg_start(0x8180, 1, 1, 0, 0);
-	mb_rr(&m, 1, 5, ip);
+	put_rr(&m, 1, 5, ip);
 	invalid_msg("209-msg-a-rdata-5", m.b, m.n, DNSNAP_ERDATA, m.n - 5);
 
 	m = msg_start(0x8180, 1, 1, 0, 0);
-	mb_rr(&m, 28, 4, ip);
+	put_rr(&m, 28, 4, ip);
 	invalid_msg("210-msg-aaaa-rdata-4", m.b, m.n, DNSNAP_ERDATA, m.n - 4);
 
 	m = msg_start(0x8180, 1, 0, 0, 2);
 	size_t second = 0;
 	for (int i = 0; i < 2; i++) {
 		second = m.n;
-		mb_u8(&m, 0);
-		mb_u16(&m, 41);
-		mb_u16(&m, 1232);
-		mb_u32(&m, 0);
-		mb_u16(&m, 0);
+		put_u8(&m, 0);
+		put_u16(&m, 41);
+		put_u16(&m, 1232);
+		put_u32(&m, 0);
+		put_u16(&m, 0);
 	}
 	invalid_msg("211-msg-second-opt", m.b, m.n, DNSNAP_EOPT, second);
 
 	m = msg_start(0x8180, 1, 1, 0, 0);
 	size_t opt = m.n;
-	mb_u8(&m, 0);
-	mb_u16(&m, 41);
-	mb_u16(&m, 1232);
-	mb_u32(&m, 0);
-	mb_u16(&m, 0);
+	put_u8(&m, 0);
+	put_u16(&m, 41);
+	put_u16(&m, 1232);
+	put_u32(&m, 0);
+	put_u16(&m, 0);
 	invalid_msg("212-msg-opt-in-answer", m.b, m.n, DNSNAP_EOPT, opt);
 
 	m = msg_start(0x8180, 1, 0, 0, 1);
 	opt = m.n;
-	mb_u8(&m, 0);
-	mb_u16(&m, 41);
-	mb_u16(&m, 1232);
-	mb_u32(&m, 0x01000000); /* extended RCODE 16 (BADVERS): no answer to cache */
-	mb_u16(&m, 0);
+	put_u8(&m, 0);
+	put_u16(&m, 41);
+	put_u16(&m, 1232);
+	put_u32(&m, 0x01000000); /* extended RCODE 16 (BADVERS): no answer to cache */
+	put_u16(&m, 0);
 	invalid_msg("218-msg-extended-rcode", m.b, m.n, DNSNAP_ENOTCACHE, opt);
 
 	m = msg_start(0x0100, 1, 0, 0, 0);
@@ -282,14 +259,14 @@ static void invalid_messages(void)
 	invalid_msg("216-msg-label-type-0x40", m.b, m.n, DNSNAP_ELABEL, 12);
 
 	m = msg_start(0x8180, 1, 1, 0, 0);
-	mb_u16(&m, 0xc00c);
-	mb_u16(&m, 6); /* SOA with the names and only 19 of its 20 fixed bytes */
-	mb_u16(&m, 1);
-	mb_u32(&m, 300);
-	mb_u16(&m, 2 + 2 + 19);
+	put_u16(&m, 0xc00c);
+	put_u16(&m, 6); /* SOA with the names and only 19 of its 20 fixed bytes */
+	put_u16(&m, 1);
+	put_u32(&m, 300);
+	put_u16(&m, 2 + 2 + 19);
 	size_t soa_rdata = m.n;
-	mb_u16(&m, 0xc00c);
-	mb_u16(&m, 0xc00c);
+	put_u16(&m, 0xc00c);
+	put_u16(&m, 0xc00c);
 	m.n += 19;
 	invalid_msg("217-msg-soa-rdata-short", m.b, m.n, DNSNAP_ERDATA, soa_rdata);
 }

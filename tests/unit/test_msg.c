@@ -18,6 +18,7 @@
 
 #include "dnsnap_format.h"
 #include "../helpers/guard.h"
+#include "../helpers/wb.h"
 
 #define NOW 1700000000u
 
@@ -44,114 +45,13 @@
 
 #define OPT_EDE 15
 
-/* ------------------------------------------------------------ message writer */
-
-typedef struct wb {
-	uint8_t b[8192];
-	size_t n;
-} wb_t;
-
-static void put_u8(wb_t *w, unsigned v)
-{
-	assert_true(w->n < sizeof w->b);
-	w->b[w->n++] = (uint8_t)v;
-}
-
-static void put_u16(wb_t *w, unsigned v)
-{
-	put_u8(w, (v >> 8) & 0xff);
-	put_u8(w, v & 0xff);
-}
-
-static void put_u32(wb_t *w, uint32_t v)
-{
-	put_u16(w, v >> 16);
-	put_u16(w, v & 0xffff);
-}
-
-static void put_raw(wb_t *w, const void *p, size_t n)
-{
-	assert_true(n <= sizeof w->b - w->n);
-	memcpy(w->b + w->n, p, n);
-	w->n += n;
-}
-
-static void set_u16(wb_t *w, size_t at, unsigned v)
-{
-	w->b[at] = (uint8_t)(v >> 8);
-	w->b[at + 1] = (uint8_t)v;
-}
-
-/* A label of @p len bytes, each @p fill; len may exceed 63 (the length byte
- * is written as is). */
-static void put_label(wb_t *w, unsigned len, char fill)
-{
-	put_u8(w, len);
-	for (unsigned i = 0; i < len; i++)
-		put_u8(w, (uint8_t)fill);
-}
-
-/* The labels of a dotted name, without the root label (so that a pointer may
- * follow). "" and "." write nothing. */
-static void put_labels(wb_t *w, const char *dotted)
-{
-	const char *s = dotted;
-	while (*s != '\0' && strcmp(s, ".") != 0) {
-		const char *dot = strchr(s, '.');
-		size_t l = dot ? (size_t)(dot - s) : strlen(s);
-		put_u8(w, (unsigned)l);
-		put_raw(w, s, l);
-		s += l;
-		if (*s == '.')
-			s++;
-	}
-}
-
-static void put_name(wb_t *w, const char *dotted)
-{
-	put_labels(w, dotted);
-	put_u8(w, 0);
-}
-
-static void put_ptr(wb_t *w, size_t off)
-{
-	put_u16(w, 0xc000 | (unsigned)off);
-}
-
-static void put_header(wb_t *w, unsigned flags, unsigned qd, unsigned an, unsigned ns,
-		       unsigned ar)
-{
-	w->n = 0;
-	put_u16(w, 0x4a4a);
-	put_u16(w, flags);
-	put_u16(w, qd);
-	put_u16(w, an);
-	put_u16(w, ns);
-	put_u16(w, ar);
-}
+/* --------------------------------------- message pieces (writer: helpers/wb.h) */
 
 static void put_question(wb_t *w, const char *qname, unsigned qtype)
 {
 	put_name(w, qname);
 	put_u16(w, qtype);
 	put_u16(w, C_IN);
-}
-
-/* Type, class, TTL and a zero RDLENGTH after an owner the caller wrote;
- * returns the RDLENGTH field's offset for end_rdata(). */
-static size_t put_fixed(wb_t *w, unsigned type, unsigned rclass, uint32_t ttl)
-{
-	put_u16(w, type);
-	put_u16(w, rclass);
-	put_u32(w, ttl);
-	size_t at = w->n;
-	put_u16(w, 0);
-	return at;
-}
-
-static void end_rdata(wb_t *w, size_t rdlen_at)
-{
-	set_u16(w, rdlen_at, (unsigned)(w->n - rdlen_at - 2));
 }
 
 /* An A record whose owner the caller already wrote. */

@@ -13,94 +13,10 @@
 
 #include "dnsnap_format.h"
 #include "../helpers/guard.h"
+#include "../helpers/wb.h"
 #include "../helpers/rebuild.h"
 
 #define NOW 1700000000u
-
-/* ------------------------------------------------------------ message writer */
-
-typedef struct wb {
-	uint8_t b[4096];
-	size_t n;
-} wb_t;
-
-static void put_u8(wb_t *w, unsigned v)
-{
-	assert_true(w->n < sizeof w->b);
-	w->b[w->n++] = (uint8_t)v;
-}
-
-static void put_u16(wb_t *w, unsigned v)
-{
-	put_u8(w, (v >> 8) & 0xff);
-	put_u8(w, v & 0xff);
-}
-
-static void put_u32(wb_t *w, uint32_t v)
-{
-	put_u16(w, v >> 16);
-	put_u16(w, v & 0xffff);
-}
-
-static void put_raw(wb_t *w, const void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		put_u8(w, ((const uint8_t *)p)[i]);
-}
-
-static void put_labels(wb_t *w, const char *dotted)
-{
-	const char *s = dotted;
-	while (*s != '\0') {
-		const char *dot = strchr(s, '.');
-		size_t l = dot ? (size_t)(dot - s) : strlen(s);
-		put_u8(w, (unsigned)l);
-		put_raw(w, s, l);
-		s += l;
-		if (*s == '.')
-			s++;
-	}
-}
-
-static void put_name(wb_t *w, const char *dotted)
-{
-	put_labels(w, dotted);
-	put_u8(w, 0);
-}
-
-static void put_ptr(wb_t *w, size_t off)
-{
-	put_u16(w, 0xc000 | (unsigned)off);
-}
-
-static void put_header(wb_t *w, unsigned flags, unsigned qd, unsigned an, unsigned ns,
-		       unsigned ar)
-{
-	w->n = 0;
-	put_u16(w, 0xbeef);
-	put_u16(w, flags);
-	put_u16(w, qd);
-	put_u16(w, an);
-	put_u16(w, ns);
-	put_u16(w, ar);
-}
-
-static size_t put_fixed(wb_t *w, unsigned type, unsigned rclass, uint32_t ttl)
-{
-	put_u16(w, type);
-	put_u16(w, rclass);
-	put_u32(w, ttl);
-	size_t at = w->n;
-	put_u16(w, 0);
-	return at;
-}
-
-static void end_rdata(wb_t *w, size_t at)
-{
-	size_t len = w->n - at - 2;
-	w->b[at] = (uint8_t)(len >> 8);
-	w->b[at + 1] = (uint8_t)len;
-}
 
 /* ------------------------------------------------------------ round trip */
 

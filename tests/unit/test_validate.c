@@ -13,70 +13,9 @@
 
 #include "dnsnap_format.h"
 #include "../helpers/guard.h"
+#include "../helpers/wb.h"
 
 #define NOW 1700000000u
-
-/* ------------------------------------------------------------ message writer */
-
-typedef struct wb {
-	uint8_t b[2048];
-	size_t n;
-} wb_t;
-
-static void put_u8(wb_t *w, unsigned v)
-{
-	assert_true(w->n < sizeof w->b);
-	w->b[w->n++] = (uint8_t)v;
-}
-
-static void put_u16(wb_t *w, unsigned v)
-{
-	put_u8(w, (v >> 8) & 0xff);
-	put_u8(w, v & 0xff);
-}
-
-static void put_u32(wb_t *w, uint32_t v)
-{
-	put_u16(w, v >> 16);
-	put_u16(w, v & 0xffff);
-}
-
-static void put_labels(wb_t *w, const char *dotted)
-{
-	const char *s = dotted;
-	while (*s != '\0') {
-		const char *dot = strchr(s, '.');
-		size_t l = dot ? (size_t)(dot - s) : strlen(s);
-		put_u8(w, (unsigned)l);
-		for (size_t i = 0; i < l; i++)
-			put_u8(w, (uint8_t)s[i]);
-		s += l;
-		if (*s == '.')
-			s++;
-	}
-}
-
-static void put_ptr(wb_t *w, size_t off)
-{
-	put_u16(w, 0xc000 | (unsigned)off);
-}
-
-static size_t put_fixed(wb_t *w, unsigned type, uint32_t ttl)
-{
-	put_u16(w, type);
-	put_u16(w, 1);
-	put_u32(w, ttl);
-	size_t at = w->n;
-	put_u16(w, 0);
-	return at;
-}
-
-static void end_rdata(wb_t *w, size_t at)
-{
-	size_t len = w->n - at - 2;
-	w->b[at] = (uint8_t)(len >> 8);
-	w->b[at + 1] = (uint8_t)len;
-}
 
 /* ------------------------------------------------------------ the fixture */
 
@@ -150,36 +89,36 @@ static int make_fixture(void **state)
 	size_t rl;
 
 	put_ptr(&w, 12);
-	rl = put_fixed(&w, 1, 300);
+	rl = put_fixed(&w, 1, 1, 300);
 	put_u32(&w, 0xc0000201);
 	end_rdata(&w, rl);
 	put_ptr(&w, 12);
-	rl = put_fixed(&w, 1, 300);
+	rl = put_fixed(&w, 1, 1, 300);
 	put_u32(&w, 0xc0000202);
 	end_rdata(&w, rl);
 
 	put_ptr(&w, 12);
-	rl = put_fixed(&w, 2, 3600);
+	rl = put_fixed(&w, 2, 1, 3600);
 	size_t ns1 = w.n;
 	put_labels(&w, "ns1");
 	put_ptr(&w, 12);
 	end_rdata(&w, rl);
 
 	put_ptr(&w, ns1);
-	rl = put_fixed(&w, 1, 3600);
+	rl = put_fixed(&w, 1, 1, 3600);
 	put_u32(&w, 0xc0000235);
 	end_rdata(&w, rl);
 	size_t other = w.n;
 	put_labels(&w, "other.example.net");
 	put_u8(&w, 0);
-	rl = put_fixed(&w, 28, 3600);
+	rl = put_fixed(&w, 28, 1, 3600);
 	put_u32(&w, 0x20010db8);
 	put_u32(&w, 0);
 	put_u32(&w, 0);
 	put_u32(&w, 0x53);
 	end_rdata(&w, rl);
 	put_ptr(&w, other);
-	rl = put_fixed(&w, 1, 3600);
+	rl = put_fixed(&w, 1, 1, 3600);
 	put_u32(&w, 0xc0000236);
 	end_rdata(&w, rl);
 
@@ -633,7 +572,7 @@ static int make_ede_fixture(void **state)
 	put_u16(&w, 1);
 	put_u16(&w, 1);
 	put_ptr(&w, 12);
-	size_t rl = put_fixed(&w, 1, 300);
+	size_t rl = put_fixed(&w, 1, 1, 300);
 	put_u32(&w, 0xc0000201);
 	end_rdata(&w, rl);
 	put_u8(&w, 0);
