@@ -12,7 +12,7 @@ LDLIBS_TEST = -lldns -lcmocka
 LDLIBS_CLI  = -lldns
 BUILD   ?= build
 PREFIX  ?= /usr/local
-FUZZ_RUNS ?= 2000
+FUZZ_RUNS ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
@@ -63,7 +63,7 @@ test: deps                                         ## install, build, run every 
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
-test-unit: $(UNIT_BIN)                             ## unit and vector tests only
+test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
@@ -83,7 +83,7 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 bench: deps $(BUILD)/bench_encode                 ## benchmarks (tables; JSON with BENCH_ARGS=--json)
 	$(BUILD)/bench_encode $(BENCH_ARGS)
 
-install: all                                       ## library, header, CLI, man page, pkg-config
+install: all                                       ## library, headers and CLI under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(BUILD)/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(DESTDIR)$(PREFIX)/include/
@@ -93,7 +93,7 @@ clean:                                             ## remove build outputs
 	rm -rf build build-asan
 
 help:                                              ## this list
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 16
+	@grep -hE '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
 
 # ---------------------------------------------------------------- rules
 $(BUILD)/%.o: %.c
