@@ -169,7 +169,7 @@ enum dnsnap_kind {
 	DNSNAP_KIND_REFERRAL = 3, /* NOERROR, no answer, NS in authority, no SOA */
 };
 
-/* Extension TLVs: Ext_Type u8, Ext_Len u16, Ext_Data. Unknown types are skipped. */
+/* Extension TLVs: Ext_Type u8, Ext_Data_Len u16, Ext_Data. Unknown types are skipped. */
 #define DNSNAP_EXT_EDE 1          /* RFC 8914: INFO-CODE u16 BE, EXTRA-TEXT UTF-8 */
 
 enum dnsnap_section {
