@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dnsnap_format.h"
+#include "guard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,17 +34,6 @@ static void check_code(const char *what, int rc, const dnsnap_diag_t *d, size_t 
 		die(what, rc, d->offset);
 	if (rc != DNSNAP_OK && d->offset > len)
 		die("diag offset past the input", rc, d->offset);
-}
-
-/* An exact-size heap copy, so that ASan sees reads past the end. */
-static uint8_t *dup_exact(const uint8_t *p, size_t n)
-{
-	uint8_t *c = malloc(n > 0 ? n : 1);
-	if (c == NULL)
-		abort();
-	if (n > 0)
-		memcpy(c, p, n);
-	return c;
 }
 
 /* Walk every record; returns the iterator's final code (0 at the end). */
@@ -118,7 +108,7 @@ static void read_ede(const uint8_t *e, size_t len, int must_succeed)
 
 static void check_entry(const uint8_t *data, size_t len, const uint8_t *qname, size_t qname_len)
 {
-	uint8_t *e = dup_exact(data, len);
+	uint8_t *e = heap_copy(data, len);
 	dnsnap_diag_t d = { 0 };
 	int rc = dnsnap_entry_validate(e, len, &d);
 	check_code("entry_validate", rc, &d, len);
@@ -141,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= 2) {
 		size_t kl = (size_t)data[0] | (size_t)data[1] << 8;
 		if (kl <= size - 2) {
-			uint8_t *key = dup_exact(data + 2, kl);
+			uint8_t *key = heap_copy(data + 2, kl);
 			dnsnap_key_t k;
 			dnsnap_diag_t d = { 0 };
 			int rc = dnsnap_key_decode(key, kl, &k, &d);

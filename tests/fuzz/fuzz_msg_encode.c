@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dnsnap_format.h"
+#include "guard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,17 +26,6 @@ static void die(const char *what, int rc, const dnsnap_diag_t *d)
 	fprintf(stderr, "fuzz_msg_encode: %s: %s (%d) at %zu: %.128s\n", what,
 		name ? name : "?", rc, d ? d->offset : 0, d ? d->msg : "");
 	abort();
-}
-
-/* An exact-size heap copy, so that ASan sees reads past the end. */
-static uint8_t *dup_exact(const uint8_t *p, size_t n)
-{
-	uint8_t *c = malloc(n > 0 ? n : 1);
-	if (c == NULL)
-		abort();
-	if (n > 0)
-		memcpy(c, p, n);
-	return c;
 }
 
 static void check_accepted(const uint8_t *msg, size_t size)
@@ -52,8 +42,8 @@ static void check_accepted(const uint8_t *msg, size_t size)
 	if ((size_t)enc.qname_off + enc.qname_len > size || enc.qname_off != 12)
 		die("question name outside the message", 0, NULL);
 
-	uint8_t *key = dup_exact(enc.key, enc.key_len);
-	uint8_t *entry = dup_exact(enc.entry, enc.entry_len);
+	uint8_t *key = heap_copy(enc.key, enc.key_len);
+	uint8_t *entry = heap_copy(enc.entry, enc.entry_len);
 
 	dnsnap_key_t k;
 	if ((rc = dnsnap_key_decode(key, enc.key_len, &k, &d)) != DNSNAP_OK)

@@ -75,3 +75,13 @@ void guard_free(uint8_t *p)
 		abort(); /* not from guard_copy(), or already freed */
 	munmap(base, book.map_len);
 }
+
+uint8_t *heap_copy(const void *p, size_t n)
+{
+	uint8_t *c = malloc(n > 0 ? n : 1);
+	if (c == NULL)
+		abort();
+	if (n > 0)
+		memcpy(c, p, n);
+	return c;
+}
