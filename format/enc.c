@@ -203,11 +203,19 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 	if (start == e->len)
 		return dnsnap__diag(e->diag, DNSNAP_ECOUNT, start,
 				    "message ends at 0x%zx before its counted records", start);
-	uint8_t own[DNSNAP_NAME_MAX];
+	uint8_t ownbuf[DNSNAP_NAME_MAX];
+	const uint8_t *own = ownbuf;
 	size_t own_len;
-	int err = dnsnap_name_unpack(e->msg, e->len, &r->pos, own, &own_len, e->diag);
-	if (err != DNSNAP_OK)
+	int err;
+	if (e->len - start >= 2 && e->msg[start] == 0xc0 && e->msg[start + 1] == 12) {
+		/* the usual owner, a pointer to the question name: no copy */
+		own = e->qname;
+		own_len = e->qname_len;
+		r->pos += 2;
+	} else if ((err = dnsnap_name_unpack(e->msg, e->len, &r->pos, ownbuf, &own_len,
+					     e->diag)) != DNSNAP_OK) {
 		return err;
+	}
 	uint16_t type = rd_u16be(r);
 	uint16_t rclass = rd_u16be(r);
 	uint32_t ttl = rd_u32be(r);

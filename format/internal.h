@@ -29,6 +29,9 @@ static inline void st16be(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[
 
 static inline uint8_t lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c; }
 
+/* ASCII lower-casing as a table: one load a byte on the hot paths. */
+extern const uint8_t dnsnap__lower[256];
+
 /*
  * Read cursor with a sticky error (Knot's wire_ctx_t): once a read fails,
  * later reads return zero and leave err/err_off as the first failure, so a

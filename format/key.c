@@ -4,54 +4,59 @@
  */
 #include "internal.h"
 
-/* Reverse the labels of a checked wire name into out, lower-casing; returns
- * the number of bytes written without the final root label. */
-static size_t reverse_labels(const uint8_t *name, size_t name_len, uint8_t *out)
+/*
+ * Reverse the labels of a wire name into out, lower-casing, checking it on
+ * the way (one pass: this runs on every insert and every query). Returns the
+ * bytes written without the final root label, or a negative DNSNAP_E* code.
+ */
+static int reverse_labels(const uint8_t *name, size_t name_len, uint8_t *out)
 {
-	/* Label starts, at most 127 labels in 255 bytes. */
-	uint8_t starts[128];
-	size_t nl = 0;
-	for (size_t i = 0; i + 1 < name_len; i += 1 + (size_t)name[i])
+	uint8_t starts[128]; /* at most 127 labels fit in 255 bytes */
+	size_t nl = 0, i = 0;
+	for (;;) {
+		if (i >= name_len)
+			return DNSNAP_EINVAL; /* no root label within name_len */
+		uint8_t l = name[i];
+		if (l == 0)
+			break;
+		if (l > 63)
+			return DNSNAP_ELABEL;
+		if (i + 1 + l + 1 > DNSNAP_NAME_MAX)
+			return DNSNAP_ENAME;
 		starts[nl++] = (uint8_t)i;
+		i += 1 + (size_t)l;
+	}
+	if (i + 1 != name_len)
+		return DNSNAP_EINVAL;
 	size_t o = 0;
 	while (nl > 0) {
 		const uint8_t *l = name + starts[--nl];
 		out[o++] = l[0];
 		for (size_t j = 1; j <= l[0]; j++)
-			out[o++] = lower(l[j]);
+			out[o++] = dnsnap__lower[l[j]];
 	}
-	return o;
-}
-
-static int check_name(const uint8_t *name, size_t name_len)
-{
-	if (name == NULL || name_len == 0)
-		return DNSNAP_EINVAL;
-	int n = dnsnap_name_len(name, name_len);
-	if (n < 0)
-		return n;
-	if ((size_t)n != name_len)
-		return DNSNAP_EINVAL;
-	return DNSNAP_OK;
+	return (int)o;
 }
 
 int dnsnap_key_encode(const uint8_t *name, size_t name_len, uint16_t qtype, uint16_t qclass,
 		      uint8_t flags, const uint8_t *tag, size_t tag_len,
 		      uint8_t *out, size_t cap, size_t *out_len)
 {
-	int err = check_name(name, name_len);
-	if (err != DNSNAP_OK)
-		return err;
+	if (name == NULL || name_len == 0 || out == NULL || out_len == NULL)
+		return DNSNAP_EINVAL;
 	if (flags & DNSNAP_KF_RESERVED)
 		return DNSNAP_ERESERVED;
 	if (tag_len > DNSNAP_TAG_MAX || (tag_len > 0 && tag == NULL))
 		return DNSNAP_EINVAL;
 	size_t need = name_len + 6 + tag_len;
-	if (need > DNSNAP_KEY_MAX)
+	if (name_len <= DNSNAP_NAME_MAX && need > DNSNAP_KEY_MAX)
 		return DNSNAP_ETOOBIG;
-	if (cap < need)
+	if (name_len <= DNSNAP_NAME_MAX && cap < need)
 		return DNSNAP_ENOSPC;
-	size_t o = reverse_labels(name, name_len, out);
+	int n = reverse_labels(name, name_len, out);
+	if (n < 0)
+		return n;
+	size_t o = (size_t)n;
 	out[o++] = 0;
 	st16be(out + o, qtype);
 	st16be(out + o + 2, qclass);
@@ -112,8 +117,8 @@ int dnsnap_key_decode(const uint8_t *key, size_t len, dnsnap_key_t *out, dnsnap_
 	if (r.pos != len)
 		return dnsnap__diag(diag, DNSNAP_EFIELD, r.pos, "%zu bytes after the key's tag",
 				    len - r.pos);
-	/* The reversed form reverses back to the wire name. */
-	out->name_len = reverse_labels(key, n, out->name);
+	/* The reversed form reverses back to the wire name (already checked). */
+	out->name_len = (size_t)reverse_labels(key, n, out->name);
 	out->name[out->name_len++] = 0;
 	out->qtype = qtype;
 	out->qclass = qclass;
@@ -135,11 +140,15 @@ int dnsnap_key_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 int dnsnap_key_zone_prefix(const uint8_t *zone, size_t zone_len, uint8_t *out, size_t cap,
 			   size_t *out_len)
 {
-	int err = check_name(zone, zone_len);
-	if (err != DNSNAP_OK)
-		return err;
-	if (cap < zone_len - 1)
+	if (zone == NULL || zone_len == 0 || out == NULL || out_len == NULL)
+		return DNSNAP_EINVAL;
+	uint8_t tmp[DNSNAP_NAME_MAX];
+	int n = reverse_labels(zone, zone_len, tmp);
+	if (n < 0)
+		return n;
+	if (cap < (size_t)n)
 		return DNSNAP_ENOSPC;
-	*out_len = reverse_labels(zone, zone_len, out);
+	memcpy(out, tmp, (size_t)n);
+	*out_len = (size_t)n;
 	return DNSNAP_OK;
 }

@@ -98,12 +98,22 @@ int dnsnap_name_len(const uint8_t *p, size_t max)
 	return dnsnap__name_check(p, max, &off);
 }
 
+#define L4(x) x, x + 1, x + 2, x + 3
+#define L16(x) L4(x), L4(x + 4), L4(x + 8), L4(x + 12)
+#define L64(x) L16(x), L16(x + 16), L16(x + 32), L16(x + 48)
+const uint8_t dnsnap__lower[256] = {
+	L64(0), 64, L16(97), L4(113), L4(117), 121, 122, L4(91), 95, L16(96), L16(112),
+	L64(128), L64(192),
+};
+
 int dnsnap_name_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
 	if (alen != blen)
 		return 0;
+	if (a == b || memcmp(a, b, alen) == 0) /* the usual case: same spelling */
+		return 1;
 	for (size_t i = 0; i < alen; i++)
-		if (lower(a[i]) != lower(b[i]))
+		if (dnsnap__lower[a[i]] != dnsnap__lower[b[i]])
 			return 0;
 	return 1;
 }
