@@ -8,11 +8,14 @@ CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
 CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -MP
-LDLIBS_TEST = -lldns -lcmocka
-LDLIBS_CLI  = -lldns
+# jemalloc is the production allocator; sanitizer builds bring their own
+JEMALLOC ?= -ljemalloc
+LDLIBS_TEST = -lldns -lcmocka -pthread $(JEMALLOC)
+LDLIBS_CLI  = -lldns -pthread $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 FUZZ_RUNS ?= 200000
+DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
@@ -38,8 +41,7 @@ UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps run test test-unit test-cli fuzz fuzz-smoke asan vectors bench install \
-        clean help
+.PHONY: all deps run test test-unit fuzz asan tsan vectors bench install clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -55,8 +57,9 @@ deps:                                              ## install missing Debian pac
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-run: deps all                                      ## install, build, run the demo
+run: deps all $(BUILD)/bench_cache                 ## install, build, run the demo
 	$(BUILD)/dnsnap demo spec/vectors/valid/*.msg
+	$(BUILD)/bench_cache --entries $(DEMO_ENTRIES) --rounds 1
 
 test: deps                                         ## install, build, run every test
 	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus
@@ -67,10 +70,15 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
-	$(MAKE) --no-print-directory BUILD=build-asan \
+	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
+
+tsan:                                              ## the threaded cache tests under TSan
+	$(MAKE) --no-print-directory BUILD=build-tsan JEMALLOC= OPT="-O1 -fsanitize=thread" \
+		build-tsan/bin/test_cache
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
 
 fuzz: $(FUZZ_BIN)                                  ## build the libFuzzer targets (clang)
 
@@ -80,8 +88,9 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 	    -e '};/<!-- \/VECTORS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
-bench: deps $(BUILD)/bench_encode                 ## benchmarks (tables; JSON with BENCH_ARGS=--json)
+bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache ## benchmarks (BENCH_ARGS=--json for JSON)
 	$(BUILD)/bench_encode $(BENCH_ARGS)
+	$(BUILD)/bench_cache $(BENCH_ARGS)
 
 install: all                                       ## library, headers and CLI under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
@@ -113,15 +122,20 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
-$(BUILD)/bench_%: $(BUILD)/bench/bench_%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
+$(BUILD)/bench_encode: $(BUILD)/bench/bench_encode.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
+
+# The Big Pineapple benchmark measures with jemalloc's statistics: always linked.
+$(BUILD)/bench_cache: $(patsubst %.c,$(BUILD)/%.o,bench/bench_cache.c bench/before.c bench/mix.c) \
+		      $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ -ljemalloc -pthread -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(wildcard format/*.h tests/helpers/*.[ch])
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) $(ENGINE_SRC) \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
 		-o $@
 

@@ -1,16 +1,193 @@
 /*
  * dnsnap.h: the public interface of libdnsnap.
  *
- * Today this is the format layer (format/dnsnap_format.h): cache keys, the
- * entry layout, its readers and validator. The cache, the answer builder,
- * snapshots and the export stream will be declared here as they land; the CLI
- * includes only this header.
+ * - the format (dnsnap_format.h): cache keys, the entry layout, its readers
+ *   and validator;
+ * - queries and answers: parse a client's query, build the response from an
+ *   entry wherever its bytes live (the heap now, a mapped snapshot later);
+ * - the in-memory cache a resolver embeds.
+ *
+ * The CLI includes only this header.
  */
 #ifndef DNSNAP_H
 #define DNSNAP_H
 
 #include "dnsnap_format.h"
 
-#define DNSNAP_VERSION "0.1.0"
+#ifdef __cplusplus
+extern "C" {
+#endif
 
+#define DNSNAP_VERSION "0.2.0"
+
+/* ---------------------------------------------------------------- queries */
+
+/** A client's query, parsed. Points into the query message (not copied): the
+ * message must outlive it. */
+typedef struct dnsnap_query {
+	const uint8_t *msg;
+	size_t len;
+	uint16_t id;
+	uint16_t flags;          /* the query's header flags (RD, CD, AD ...) */
+	size_t qname_off;        /* 12: the question name, as the client spelled it */
+	size_t qname_len;        /* its wire length (queries carry no pointers here) */
+	size_t question_end;     /* offset after QTYPE and QCLASS */
+	uint16_t qtype;
+	uint16_t qclass;
+	int edns;                /* the query had an OPT record */
+	uint16_t udp_size;       /* the client's UDP payload size; 512 without EDNS */
+	int do_bit;              /* DNSSEC OK */
+	uint8_t key[DNSNAP_KEY_MAX]; /* the cache key: lower-cased name, CD, tag */
+	size_t key_len;
+} dnsnap_query_t;
+
+/**
+ * Parse a query (QR=0, opcode QUERY, QDCOUNT 1, no answer or authority
+ * records, at most an OPT in additional) and build its cache key.
+ *
+ * @param tag  the resolver's tag for this client (ECS scope, view), may be NULL
+ * @return DNSNAP_OK; DNSNAP_ENOTCACHE for a message that is not such a query
+ *         (an EDNS version other than 0 too: the resolver answers BADVERS);
+ *         DNSNAP_ETRUNC, DNSNAP_ELABEL, DNSNAP_ENAME, DNSNAP_EPOINTER,
+ *         DNSNAP_EOPT with diag->offset for malformed ones; DNSNAP_ETOOBIG
+ *         when name and tag make a key over 511 bytes; DNSNAP_EINVAL
+ */
+int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_t tag_len,
+		       dnsnap_query_t *q, dnsnap_diag_t *diag);
+
+/* --------------------------------------------------------------- answers */
+
+typedef struct dnsnap_answer_opts {
+	uint32_t now;            /* Unix seconds */
+	uint16_t max_size;       /* the transport's limit: 0 = UDP rules (the client's
+				  * EDNS size, 512 without EDNS), 65535 for TCP */
+	uint16_t our_udp_size;   /* advertised in our OPT; default 1232 */
+	unsigned rotate;         /* round robin: A and AAAA RRsets start at member
+				  * rotate % n (0 = as stored) */
+	int stale;               /* serve stale (RFC 8767): TTLs are 30 s */
+} dnsnap_answer_opts_t;
+
+/** The stale TTL of RFC 8767 section 4. */
+#define DNSNAP_STALE_TTL 30
+
+/**
+ * Build the response to @p q from an entry, into @p out. No allocation, no
+ * system call; @p entry may be anywhere (heap, mapped snapshot) and is only
+ * read. Entries from outside the process must have passed
+ * dnsnap_entry_validate() first.
+ *
+ * - header: ID, RD and CD copied; QR, RA set; AD when the entry is
+ *   authenticated and the client set DO or AD; RCODE from the entry;
+ * - the question echoed byte for byte (0x20 casing survives); owners elided
+ *   in the entry become pointers to it;
+ * - TTL = max(0, TTL - (now - Inception)); DNSSEC records only for DO
+ *   clients or when asked for by type; names compressed (owners, and rdata
+ *   of NS, CNAME, SOA, PTR, MX, MINFO, MB, MG, MR, MD, MF);
+ * - OPT (our size, DO echoed, the entry's EDE options) when the query had one;
+ * - over the size limit: cut at an RRset boundary; TC set when the answer or
+ *   authority section was cut.
+ *
+ * @param[out] out_len  set only on success
+ * @return DNSNAP_OK, DNSNAP_ENOSPC (cap too small for the header, question
+ *         and OPT), or an error from reading the entry
+ */
+int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
+			const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len);
+
+/* ----------------------------------------------------------------- cache */
+
+typedef struct dnsnap_cache dnsnap_cache_t;
+
+typedef struct dnsnap_cache_opts {
+	size_t max_bytes;        /* all-in (entries as the allocator sees them, and the
+				  * index); 0 = no limit */
+	size_t max_entries;      /* 0 = no limit */
+	uint32_t min_ttl;        /* entry TTLs are raised to this (default 0) */
+	uint32_t max_ttl;        /* and capped at this (default 86400) */
+	uint32_t max_neg_ttl;    /* cap for NXDOMAIN and NODATA (default 10800, RFC 2308) */
+	int serve_stale;         /* RFC 8767 (default off) */
+	uint32_t stale_window;   /* how long past expiry an entry may be served stale
+				  * (default 86400, capped at 604800 as RFC 8767 advises) */
+	int rotate;              /* round-robin A/AAAA rotation (default on) */
+	uint16_t our_udp_size;   /* default 1232 */
+} dnsnap_cache_opts_t;
+
+/** Fill @p o with the defaults documented above. */
+void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o);
+
+/**
+ * Create a cache. @p o may be NULL (defaults).
+ * @return DNSNAP_OK, DNSNAP_ENOMEM, DNSNAP_EINVAL
+ */
+int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out);
+
+/** Free a cache and every entry. Accepts NULL. No other thread may be using it. */
+void dnsnap_cache_free(dnsnap_cache_t *c);
+
+/**
+ * Insert a DNS response (wire form) under the key made from its question, its
+ * CD bit and @p tag, at time @p now. A refresh replaces the entry (entries
+ * are immutable: the old one is freed once no reader uses it). When the
+ * cache is over a limit, expired entries are evicted first, then entries not
+ * used since the eviction hand last passed (CLOCK).
+ *
+ * @param scratch  the caller's reusable encoding buffer (one per thread)
+ * @return DNSNAP_OK, DNSNAP_ENOMEM, DNSNAP_ETOOBIG (larger than the byte
+ *         limit allows), or an error of dnsnap_msg_encode() with diag
+ */
+int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
+			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *scratch,
+			dnsnap_diag_t *diag);
+
+/**
+ * Insert an already encoded key and entry (from a snapshot or an export
+ * stream: validate them first). The bytes are copied.
+ */
+int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+			      const uint8_t *entry, size_t entry_len);
+
+/**
+ * Answer a parsed query from the cache into @p out.
+ * @return DNSNAP_OK (a hit), DNSNAP_ENOTFOUND (a miss: no entry, or expired
+ *         and not servable stale), DNSNAP_ENOSPC
+ */
+int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now,
+			uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
+
+/** Remove the entry under @p key. @return DNSNAP_OK or DNSNAP_ENOTFOUND */
+int dnsnap_cache_remove(dnsnap_cache_t *c, const uint8_t *key, size_t key_len);
+
+/**
+ * Call @p fn for every entry, expired ones included (check the Expiry). The
+ * entry's Hits field is stale: @p hits is the live counter. Inserts wait
+ * while a shard is being walked; lookups do not. Return non-zero from @p fn
+ * to stop; that value is returned.
+ */
+int dnsnap_cache_foreach(dnsnap_cache_t *c,
+			 int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+				   const uint8_t *entry, size_t entry_len, uint32_t hits),
+			 void *arg);
+
+typedef struct dnsnap_cache_stats {
+	size_t entries;
+	size_t bytes;            /* all-in, as accounted against max_bytes */
+	uint64_t hits, misses, inserts, evictions, expired, stale_served;
+} dnsnap_cache_stats_t;
+
+/** A snapshot of the counters (each read atomically, not all at one instant). */
+void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
+
+/*
+ * Threads: every dnsnap_cache_* call may run concurrently with any other on
+ * the same cache, except dnsnap_cache_free(). The cache is split into shards
+ * by key hash; a lookup takes its shard's lock in shared (read) mode only, so
+ * lookups never wait for each other, and updates the hit counter and the
+ * CLOCK bit with relaxed atomics. Inserts and removals take their shard's
+ * lock exclusively for the index update only (encoding and allocation happen
+ * before). An entry is never freed while a lookup reads it.
+ */
+
+#ifdef __cplusplus
+}
+#endif
 #endif /* DNSNAP_H */

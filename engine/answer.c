@@ -1,0 +1,625 @@
+/*
+ * answer.c: parse a client's query; build the response from an entry.
+ *
+ * Both run on the hot path: no allocation, no stdio, no system call. The
+ * entry is read only through the format readers (dnsnap_iter_*, the header);
+ * the response goes straight into the caller's buffer.
+ *
+ * Decisions (the contract is in engine/dnsnap.h; these are the details):
+ *
+ * Query parsing
+ * - Checked in header order: QR=1 or OPCODE != QUERY -> ENOTCACHE at 2;
+ *   QDCOUNT != 1 at 4, ANCOUNT != 0 at 6, NSCOUNT != 0 at 8 (ENOTCACHE);
+ *   ARCOUNT > 1 -> EOPT at 10. TC, AA, Z and RCODE bits of a query are
+ *   ignored; so are bytes after the last counted record.
+ * - The question name must be uncompressed: a pointer is EPOINTER at the
+ *   pointer, label types 01/10 ELABEL, over 255 bytes ENAME, a cut name
+ *   ETRUNC at 12 (a name is one field, as in spec/FORMAT.md).
+ * - The one additional record must be an OPT (TYPE 41) owned by the root:
+ *   else EOPT at the record's first byte. Its fields cut: ETRUNC at the
+ *   field; RDLENGTH past the end: ETRUNC at RDLENGTH; options overrunning
+ *   the rdata: EOPT at the rdata. udp_size = max(512, CLASS); DO is bit 15 of
+ *   the TTL's low 16 bits. An EDNS VERSION other than 0 is ENOTCACHE at the
+ *   version byte: RFC 6891 6.1.3 wants BADVERS, a transaction-level answer
+ *   that the resolver, not the cache, must give.
+ * - The key is dnsnap_key_encode() of the name as sent (it lower-cases),
+ *   DNSNAP_KF_CD when the query's CD bit is set, and the caller's tag;
+ *   ETOOBIG (tag too long for the name) is reported at 12; a tag over 255
+ *   bytes or a NULL argument is EINVAL at 0.
+ *
+ * Answer building
+ * - Size limit: o->max_size if non-zero, else the client's size (q->udp_size,
+ *   taken as 512 when below), and never more than @p cap. The header, the
+ *   question and the OPT (11 bytes) are always written when they fit in
+ *   @p cap, even when they exceed the limit (a max_size below them): else
+ *   DNSNAP_ENOSPC. EDE options go into the OPT, in the entry's order, while
+ *   the OPT still fits the limit together with header and question; the
+ *   first one that does not fit and all after it are left out (EDE is
+ *   advisory, RFC 8914). The OPT's space is reserved before any record is
+ *   written, so a cut never loses the OPT.
+ * - Records are written RRset by RRset (a record with SAME continues the
+ *   previous record's RRset). An RRset that does not fit is rolled back
+ *   whole (bytes and compression-table entries) and nothing after it is
+ *   written; TC is set if that RRset was in the answer or authority section
+ *   (RFC 2181 section 9), not when it was in additional.
+ * - DNSSEC RRsets (RRSIG, NSEC, NSEC3) are left out unless the client set DO
+ *   or asked for that type.
+ * - Round robin: an A or AAAA RRset of n > 1 members starts at member
+ *   o->rotate % n and wraps around. The iterator is copied after the
+ *   RRset's first record (only when the next record's Rec_Flags has SAME)
+ *   and replayed, twice at most, so this stays allocation-free for RRsets
+ *   of any size.
+ * - TTL = max(0, TTL - age), age = max(0, (int32_t)(now - Inception)); with
+ *   o->stale every TTL is DNSNAP_STALE_TTL.
+ * - Owners elided in the entry (mode QNAME, and SAME records of such
+ *   RRsets) are written as the pointer 0xc00c to the echoed question, so the
+ *   client's 0x20 spelling comes back; a root query name is written as the
+ *   single byte 00 instead (shorter than a pointer).
+ * - Compression: a table of up to CTAB_MAX offsets on the stack, one per
+ *   label start written as plain labels (the question's labels, then those
+ *   of owners and compressed rdata names), only offsets < 0x4000, each with
+ *   the uncompressed length of the name from there (a cheap filter). A name
+ *   is matched suffix by suffix, longest first, against the names at those
+ *   offsets (following their pointers), ASCII case-insensitively; the first
+ *   match becomes a pointer. Pointers thus always point backwards, to a
+ *   label start at or after 12. When the table is full, further names are
+ *   still compressed against it but add nothing. Compressed: every owner
+ *   not elided, and the rdata names of the RFC 1035 types of RFC 3597
+ *   section 4 (NS, MD, MF, CNAME, SOA, MB, MG, MR, PTR, MINFO, MX). Names in
+ *   the rdata of RP, AFSDB, RT, PX, SRV, NAPTR, SIG, NXT are written as
+ *   stored (uncompressed; RFC 3597 forbids compressing them on the wire,
+ *   and they are not registered as targets either). Everything else is
+ *   copied verbatim.
+ * - Rdata of a compressed type that does not parse by its layout is
+ *   DNSNAP_ERDATA (dnsnap_entry_validate() rejects such entries; an entry
+ *   made in-process by dnsnap_msg_encode() never has them).
+ * - Header: ID, RD and CD copied; QR and RA set; OPCODE 0, AA 0; AD when
+ *   the entry has AUTH and the client set DO or AD (RFC 6840 5.8); RCODE
+ *   from the entry. An OPT is added iff the query had one: CLASS =
+ *   o->our_udp_size (1232 when 0), TTL = 0 except DO echoed.
+ * - EDE options are read from the entry's extension area in one linear pass
+ *   (the TLV layout of spec/FORMAT.md); dnsnap_entry_ede() restarts from the
+ *   first TLV on every call, which is quadratic over many options.
+ */
+#include <string.h>
+
+#include "dnsnap.h"
+#include "../format/internal.h"
+
+#define HDR_LEN      12
+#define OPT_FIXED    11      /* root owner, TYPE, CLASS, TTL, RDLENGTH */
+#define CTAB_MAX     128     /* compression targets per message */
+#define PTR_MAX      0x4000  /* pointers hold 14 bits */
+
+#define F_QR 0x8000u
+#define F_OPCODE 0x7800u
+#define F_TC 0x0200u
+#define F_RD 0x0100u
+#define F_RA 0x0080u
+#define F_AD 0x0020u
+#define F_CD 0x0010u
+#define EDNS_DO 0x8000u
+
+/* ------------------------------------------------------------------ query */
+
+int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_t tag_len,
+		       dnsnap_query_t *q, dnsnap_diag_t *diag)
+{
+	if (msg == NULL || q == NULL || (tag == NULL && tag_len > 0))
+		return dnsnap__diag(diag, DNSNAP_EINVAL, 0, "invalid argument");
+	if (len < HDR_LEN)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "query shorter than a header");
+
+	dnsnap_query_t t;
+	t.msg = msg;
+	t.len = len;
+	t.id = ld16be(msg);
+	t.flags = ld16be(msg + 2);
+	if ((t.flags & F_QR) || (t.flags & F_OPCODE))
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "not a QUERY (flags 0x%04x)",
+				    t.flags);
+	static const char *const what[3] = { "QDCOUNT", "ANCOUNT", "NSCOUNT" };
+	for (unsigned i = 0; i < 3; i++) {
+		unsigned want = i == 0 ? 1 : 0;
+		unsigned c = ld16be(msg + 4 + 2 * i);
+		if (c != want)
+			return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4 + 2 * i, "%s %u, not %u",
+					    what[i], c, want);
+	}
+	unsigned arcount = ld16be(msg + 10);
+	if (arcount > 1)
+		return dnsnap__diag(diag, DNSNAP_EOPT, 10, "ARCOUNT %u: at most one OPT", arcount);
+
+	/* The question name: plain labels only. */
+	size_t p = HDR_LEN;
+	for (;;) {
+		if (p >= len)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
+		uint8_t l = msg[p];
+		if ((l & 0xc0) == 0xc0)
+			return dnsnap__diag(diag, DNSNAP_EPOINTER, p,
+					    "compression pointer in the question at 0x%zx", p);
+		if (l & 0xc0)
+			return dnsnap__diag(diag, DNSNAP_ELABEL, p, "label type 0x%02x at 0x%zx",
+					    l & 0xc0, p);
+		if (l == 0)
+			break;
+		if (p - HDR_LEN + 1 + l + 1 > DNSNAP_NAME_MAX)
+			return dnsnap__diag(diag, DNSNAP_ENAME, p, "name over 255 bytes at 0x%zx", p);
+		if (len - p < 1 + (size_t)l)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
+		p += 1 + (size_t)l;
+	}
+	p++;
+	t.qname_off = HDR_LEN;
+	t.qname_len = p - HDR_LEN;
+	if (len - p < 2)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "QTYPE cut");
+	t.qtype = ld16be(msg + p);
+	if (len - p < 4)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p + 2, "QCLASS cut");
+	t.qclass = ld16be(msg + p + 2);
+	p += 4;
+	t.question_end = p;
+
+	t.edns = 0;
+	t.udp_size = 512;
+	t.do_bit = 0;
+	if (arcount == 1) {
+		size_t rec = p;
+		if (p >= len)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "additional record cut");
+		if (msg[p] != 0)
+			return dnsnap__diag(diag, DNSNAP_EOPT, rec,
+					    "additional record at 0x%zx is not a root OPT", rec);
+		p++;
+		if (len - p < 2)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TYPE cut");
+		if (ld16be(msg + p) != TYPE_OPT)
+			return dnsnap__diag(diag, DNSNAP_EOPT, rec,
+					    "additional record at 0x%zx is not an OPT", rec);
+		p += 2;
+		if (len - p < 2)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT CLASS cut");
+		uint16_t size = ld16be(msg + p);
+		p += 2;
+		if (len - p < 4)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TTL cut");
+		uint8_t version = msg[p + 1];
+		uint16_t eflags = ld16be(msg + p + 2);
+		if (version != 0)
+			return dnsnap__diag(diag, DNSNAP_ENOTCACHE, p + 1,
+					    "EDNS version %u (BADVERS is the resolver's)", version);
+		p += 4;
+		if (len - p < 2)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH cut");
+		size_t rdlen = ld16be(msg + p);
+		if (len - p - 2 < rdlen)
+			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH %zu past the end",
+					    rdlen);
+		p += 2;
+		for (size_t o = 0; o < rdlen;) {
+			if (rdlen - o < 4 || rdlen - o - 4 < ld16be(msg + p + o + 2))
+				return dnsnap__diag(diag, DNSNAP_EOPT, p,
+						    "OPT options overrun the rdata at 0x%zx", p);
+			o += 4 + (size_t)ld16be(msg + p + o + 2);
+		}
+		t.edns = 1;
+		t.udp_size = size < 512 ? 512 : size;
+		t.do_bit = (eflags & EDNS_DO) != 0;
+	}
+
+	int err = dnsnap_key_encode(msg + HDR_LEN, t.qname_len, t.qtype, t.qclass,
+				    (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, t.key,
+				    sizeof t.key, &t.key_len);
+	if (err != DNSNAP_OK)
+		return dnsnap__diag(diag, err, err == DNSNAP_ETOOBIG ? HDR_LEN : 0,
+				    "cannot build the key: %s", dnsnap_strerror(err));
+	*q = t;
+	return DNSNAP_OK;
+}
+
+/* ----------------------------------------------------------------- writer */
+
+/* Output cursor with a sticky "full" flag: writes past `end` do nothing. */
+typedef struct wr {
+	uint8_t *p;
+	size_t pos;
+	size_t end;
+	int full;
+} wr_t;
+
+static inline int wr_room(wr_t *w, size_t n)
+{
+	if (w->full || w->end - w->pos < n) {
+		w->full = 1;
+		return 0;
+	}
+	return 1;
+}
+static inline void wr_u8(wr_t *w, uint8_t v)
+{
+	if (wr_room(w, 1))
+		w->p[w->pos++] = v;
+}
+static inline void wr_u16(wr_t *w, uint16_t v)
+{
+	if (wr_room(w, 2)) {
+		st16be(w->p + w->pos, v);
+		w->pos += 2;
+	}
+}
+static inline void wr_u32(wr_t *w, uint32_t v)
+{
+	if (wr_room(w, 4)) {
+		st16be(w->p + w->pos, (uint16_t)(v >> 16));
+		st16be(w->p + w->pos + 2, (uint16_t)v);
+		w->pos += 4;
+	}
+}
+static inline void wr_raw(wr_t *w, const uint8_t *s, size_t n)
+{
+	if (n > 0 && wr_room(w, n)) {
+		memcpy(w->p + w->pos, s, n);
+		w->pos += n;
+	}
+}
+
+/* ------------------------------------------------------------ compression */
+
+typedef struct ctab {
+	uint16_t off[CTAB_MAX];  /* label starts in the output, ascending */
+	uint8_t len[CTAB_MAX];   /* uncompressed length of the name from there */
+	unsigned n;
+} ctab_t;
+
+static inline void ctab_add(ctab_t *ct, size_t off, size_t len)
+{
+	if (ct->n < CTAB_MAX && off < PTR_MAX) {
+		ct->off[ct->n] = (uint16_t)off;
+		ct->len[ct->n++] = (uint8_t)len;
+	}
+}
+
+/* Whether the name at buf[t] (our own output: labels, maybe ending in a
+ * pointer that points backwards) equals the uncompressed name n, ignoring
+ * ASCII case. */
+static int name_at_eq(const uint8_t *buf, size_t t, const uint8_t *n)
+{
+	for (unsigned hops = 0; hops < 256; hops++) {
+		uint8_t c = buf[t];
+		if ((c & 0xc0) == 0xc0) {
+			t = (size_t)(c & 0x3f) << 8 | buf[t + 1];
+			continue;
+		}
+		if (c != *n)
+			return 0;
+		if (c == 0)
+			return 1;
+		for (size_t k = 1; k <= c; k++)
+			if (lower(buf[t + k]) != lower(n[k]))
+				return 0;
+		t += 1 + (size_t)c;
+		n += 1 + (size_t)c;
+	}
+	return 0;
+}
+
+/* Write the valid uncompressed name @p name (length @p len), compressed
+ * against the table, and register its new label starts. */
+static void put_name(wr_t *w, ctab_t *ct, const uint8_t *name, size_t len)
+{
+	size_t i = 0, ptr = 0;
+	int found = 0;
+	while (name[i] != 0 && !found) {
+		uint8_t rest = (uint8_t)(len - i);
+		for (unsigned k = 0; k < ct->n; k++) {
+			size_t t = ct->off[k];
+			if (ct->len[k] == rest && w->p[t] == name[i] &&
+			    name_at_eq(w->p, t, name + i)) {
+				found = 1;
+				ptr = t;
+				break;
+			}
+		}
+		if (!found)
+			i += 1 + (size_t)name[i];
+	}
+	/* name[0..i) as labels, then the pointer or the root label */
+	size_t need = found ? i + 2 : len;
+	if (!wr_room(w, need))
+		return;
+	for (size_t j = 0; j < i; j += 1 + (size_t)name[j])
+		ctab_add(ct, w->pos + j, len - j);
+	memcpy(w->p + w->pos, name, i);
+	w->pos += i;
+	if (found)
+		wr_u16(w, (uint16_t)(0xc000 | ptr));
+	else
+		wr_u8(w, 0);
+}
+
+/* --------------------------------------------------------------- records */
+
+typedef struct ctx {
+	wr_t w;
+	ctab_t ct;
+	const dnsnap_query_t *q;
+	uint32_t age;
+	int stale;
+} ctx_t;
+
+/* The rdata layout of the types whose names are compressed: 'N' a name,
+ * '2' two fixed bytes, 'Z' twenty (SOA). NULL: written as stored. */
+static const char *compress_schema(uint16_t type)
+{
+	switch (type) {
+	case 2:  /* NS */
+	case 3:  /* MD */
+	case 4:  /* MF */
+	case 5:  /* CNAME */
+	case 7:  /* MB */
+	case 8:  /* MG */
+	case 9:  /* MR */
+	case 12: /* PTR */
+		return "N";
+	case 6:  /* SOA */
+		return "NNZ";
+	case 14: /* MINFO */
+		return "NN";
+	case 15: /* MX */
+		return "2N";
+	default:
+		return NULL;
+	}
+}
+
+static int put_rdata(ctx_t *c, const dnsnap_rr_t *rr)
+{
+	const char *s = compress_schema(rr->type);
+	if (s == NULL) {
+		wr_raw(&c->w, rr->rdata, rr->rdlen);
+		return DNSNAP_OK;
+	}
+	size_t i = 0;
+	for (; *s; s++) {
+		size_t fixed = *s == '2' ? 2 : *s == 'Z' ? 20 : 0;
+		if (fixed > 0) {
+			if (rr->rdlen - i < fixed)
+				return DNSNAP_ERDATA;
+			wr_raw(&c->w, rr->rdata + i, fixed);
+			i += fixed;
+			continue;
+		}
+		int n = dnsnap_name_len(rr->rdata + i, rr->rdlen - i);
+		if (n < 0)
+			return DNSNAP_ERDATA;
+		put_name(&c->w, &c->ct, rr->rdata + i, (size_t)n);
+		i += (size_t)n;
+	}
+	return i == rr->rdlen ? DNSNAP_OK : DNSNAP_ERDATA;
+}
+
+static int put_rr(ctx_t *c, const dnsnap_rr_t *rr)
+{
+	wr_t *w = &c->w;
+	if (rr->owner_mode == DNSNAP_OWNER_QNAME) {
+		if (c->q->qname_len == 1)
+			wr_u8(w, 0);
+		else
+			wr_u16(w, (uint16_t)(0xc000 | c->q->qname_off));
+	} else {
+		put_name(w, &c->ct, rr->owner, rr->owner_len);
+	}
+	uint32_t ttl = c->stale ? DNSNAP_STALE_TTL : rr->ttl > c->age ? rr->ttl - c->age : 0;
+	wr_u16(w, rr->type);
+	wr_u16(w, rr->rclass);
+	wr_u32(w, ttl);
+	size_t rdlen_at = w->pos;
+	wr_u16(w, 0);
+	int err = put_rdata(c, rr);
+	if (err != DNSNAP_OK)
+		return err;
+	if (!w->full) {
+		size_t rdlen = w->pos - rdlen_at - 2;
+		st16be(w->p + rdlen_at, (uint16_t)rdlen); /* < 65535: the limit bounds it */
+	}
+	return DNSNAP_OK;
+}
+
+static inline int rec_is_same(const uint8_t *entry, const dnsnap_rr_t *rr)
+{
+	return (entry[rr->offset + 2] & DNSNAP_RF_SAME) != 0;
+}
+
+/*
+ * Write one RRset of n members: @p first, then the n-1 records that follow
+ * it in @p rest (an iterator positioned after @p first), starting at member
+ * rot and wrapping around.
+ */
+static int put_rrset(ctx_t *c, const dnsnap_rr_t *first, const dnsnap_iter_t *rest, unsigned n,
+		     unsigned rot)
+{
+	dnsnap_iter_t it;
+	dnsnap_rr_t m;
+	int err;
+
+	if (rot == 0 && (err = put_rr(c, first)) != DNSNAP_OK)
+		return err;
+	if (n > 1) {
+		it = *rest;
+		for (unsigned j = 1; j < n && !c->w.full; j++) {
+			if (dnsnap_iter_next(&it, &m) != 1)
+				return it.err != DNSNAP_OK ? it.err : DNSNAP_EFIELD;
+			if (j >= rot && (err = put_rr(c, &m)) != DNSNAP_OK)
+				return err;
+		}
+	}
+	if (rot > 0) {
+		if ((err = put_rr(c, first)) != DNSNAP_OK)
+			return err;
+		it = *rest;
+		for (unsigned j = 1; j < rot && !c->w.full; j++) {
+			if (dnsnap_iter_next(&it, &m) != 1)
+				return it.err != DNSNAP_OK ? it.err : DNSNAP_EFIELD;
+			if ((err = put_rr(c, &m)) != DNSNAP_OK)
+				return err;
+		}
+	}
+	return DNSNAP_OK;
+}
+
+/* ---------------------------------------------------------------- answer */
+
+/* Walk the extension area's EDE TLVs once; with @p out, write each option
+ * that fits within @p budget bytes of OPT rdata. Returns the rdata length
+ * of the options taken (the prefix that fits), or a negative error. */
+static long ede_options(const dnsnap_hdr_t *h, size_t budget, wr_t *out)
+{
+	size_t total = 0;
+	const uint8_t *x = h->ext;
+	size_t len = h->ext != NULL ? h->ext_len : 0;
+	for (size_t i = 0; i < len;) {
+		if (len - i < 3 || len - i - 3 < ld16le(x + i + 1))
+			return DNSNAP_ETRUNC;
+		uint8_t type = x[i];
+		size_t dlen = ld16le(x + i + 1);
+		const uint8_t *d = x + i + 3;
+		i += 3 + dlen;
+		if (type != DNSNAP_EXT_EDE)
+			continue;
+		if (dlen < 2)
+			return DNSNAP_EFIELD;
+		if (budget - total < 4 + dlen)
+			break;
+		if (out != NULL) {
+			wr_u16(out, EDNS_EDE);
+			wr_u16(out, (uint16_t)dlen);
+			wr_raw(out, d, dlen);
+		}
+		total += 4 + dlen;
+	}
+	return (long)total;
+}
+
+int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
+			const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len)
+{
+	if (q == NULL || entry == NULL || o == NULL || out == NULL || out_len == NULL ||
+	    q->msg == NULL || q->qname_off != HDR_LEN || q->question_end > q->len ||
+	    q->question_end != q->qname_off + q->qname_len + 4)
+		return DNSNAP_EINVAL;
+
+	dnsnap_hdr_t h;
+	int err = dnsnap_entry_header(entry, entry_len, &h, NULL);
+	if (err != DNSNAP_OK)
+		return err;
+
+	size_t qlen = q->question_end - HDR_LEN;
+	size_t base = HDR_LEN + qlen + (q->edns ? OPT_FIXED : 0);
+	if (cap < base)
+		return DNSNAP_ENOSPC;
+	size_t limit = o->max_size ? o->max_size : (q->udp_size < 512 ? 512 : q->udp_size);
+	if (limit > cap)
+		limit = cap;
+	if (limit < base)
+		limit = base;
+
+	size_t opt_len = 0;
+	if (q->edns) {
+		size_t budget = limit - base;
+		if (budget > 65535)
+			budget = 65535;
+		long n = ede_options(&h, budget, NULL);
+		if (n < 0)
+			return (int)n;
+		opt_len = OPT_FIXED + (size_t)n;
+	}
+
+	ctx_t c;
+	c.w.p = out;
+	c.w.pos = 0;
+	c.w.end = limit - opt_len; /* the OPT's room is kept back */
+	c.w.full = 0;
+	c.ct.n = 0;
+	c.q = q;
+	int32_t age = (int32_t)(o->now - h.inception);
+	c.age = age > 0 ? (uint32_t)age : 0;
+	c.stale = o->stale;
+
+	/* header (counts and flags filled at the end), then the question */
+	c.w.pos = HDR_LEN;
+	memcpy(out + HDR_LEN, q->msg + HDR_LEN, qlen);
+	if (q->qname_len > 1)
+		for (size_t j = 0; q->msg[HDR_LEN + j] != 0; j += 1 + (size_t)q->msg[HDR_LEN + j])
+			ctab_add(&c.ct, HDR_LEN + j, q->qname_len - j);
+	c.w.pos += qlen;
+
+	dnsnap_iter_t it;
+	err = dnsnap_iter_init(&it, entry, entry_len, q->msg + HDR_LEN, q->qname_len);
+	if (err != DNSNAP_OK)
+		return err;
+
+	unsigned count[3] = { 0, 0, 0 };
+	int tc = 0;
+	dnsnap_rr_t rr;
+	int rc = dnsnap_iter_next(&it, &rr);
+	while (rc == 1) {
+		dnsnap_rr_t first = rr;
+		dnsnap_iter_t rest;
+		/* copy the iterator only for RRsets of several records: peek at the
+		 * next record's Rec_Flags (it.pos is its offset in Records) */
+		if (it.rec_len - it.pos > 2 && (it.rec[it.pos + 2] & DNSNAP_RF_SAME))
+			rest = it;
+		unsigned n = 1;
+		while ((rc = dnsnap_iter_next(&it, &rr)) == 1 && rec_is_same(entry, &rr))
+			n++;
+		if (rc < 0)
+			return rc;
+		if (dnsnap_type_is_dnssec(first.type) && !q->do_bit && q->qtype != first.type)
+			continue;
+		unsigned rot = 0;
+		if ((first.type == TYPE_A || first.type == TYPE_AAAA) && n > 1)
+			rot = o->rotate % n;
+		size_t mark = c.w.pos;
+		unsigned ct_mark = c.ct.n;
+		err = put_rrset(&c, &first, &rest, n, rot);
+		if (err != DNSNAP_OK)
+			return err;
+		if (c.w.full) {
+			c.w.pos = mark;
+			c.ct.n = ct_mark;
+			c.w.full = 0;
+			tc = first.section != DNSNAP_SEC_ADDITIONAL;
+			break;
+		}
+		count[first.section] += n;
+	}
+
+	if (q->edns) {
+		c.w.end = limit; /* the room kept back */
+		wr_u8(&c.w, 0);
+		wr_u16(&c.w, TYPE_OPT);
+		wr_u16(&c.w, o->our_udp_size ? o->our_udp_size : 1232);
+		wr_u32(&c.w, q->do_bit ? EDNS_DO : 0);
+		wr_u16(&c.w, (uint16_t)(opt_len - OPT_FIXED));
+		ede_options(&h, opt_len - OPT_FIXED, &c.w);
+		if (c.w.full)
+			return DNSNAP_ENOSPC; /* cannot happen: the room was reserved */
+		count[DNSNAP_SEC_ADDITIONAL]++;
+	}
+
+	uint16_t flags = F_QR | F_RA | (q->flags & (F_RD | F_CD)) | dnsnap_hdr_rcode(&h);
+	if (tc)
+		flags |= F_TC;
+	if ((h.flags & DNSNAP_EF_AUTH) && (q->do_bit || (q->flags & F_AD)))
+		flags |= F_AD;
+	st16be(out, q->id);
+	st16be(out + 2, flags);
+	st16be(out + 4, 1);
+	st16be(out + 6, (uint16_t)count[0]);
+	st16be(out + 8, (uint16_t)count[1]);
+	st16be(out + 10, (uint16_t)count[2]);
+	*out_len = c.w.pos;
+	return DNSNAP_OK;
+}

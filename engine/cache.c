@@ -1,0 +1,539 @@
+/*
+ * cache.c: the in-memory answer cache.
+ *
+ * Layout. One heap allocation per entry (struct centry): a 12-byte header
+ * with the live hit counter and the CLOCK bit, then the key, then the entry
+ * exactly as spec/FORMAT.md lays it out (the same bytes a snapshot stores).
+ * The entry bytes are immutable once inserted; the counters live outside
+ * them so that nothing writes into the entry (its Hits field is filled in
+ * only when an entry leaves the process).
+ *
+ * Index. The cache is split into NSHARDS shards by the top bits of the key's
+ * hash; each shard is an open-addressing table with linear probing of 8-byte
+ * slots: the entry pointer in the low 48 bits and 16 more bits of the hash in
+ * the top 16, so a probe rejects almost every other key without touching
+ * its entry. Deletion shifts the following run back (no tombstones). Tables
+ * grow by half when 80% full; their size is any integer, indexed with a
+ * multiply-shift (no power-of-two slack).
+ *
+ * Threads. Each shard has a rwlock: lookups take it shared and touch only
+ * atomics (hits, visited); inserts and removals take it exclusively for the
+ * index update only; encoding and allocation happen before, frees after.
+ *
+ * Limits. max_bytes and max_entries are split evenly among the shards; a
+ * shard over its share evicts under its lock, so the accounted total never
+ * exceeds the limit once an insert returns. Accounted bytes are
+ * dnsnap_alloc_size() of every entry and of the tables.
+ *
+ * Eviction. A CLOCK hand sweeps each shard's slots. Looking ahead a few
+ * occupied slots from the hand, an expired entry is evicted first; otherwise
+ * the hand clears visited bits until it finds an entry not used since its
+ * last pass, and evicts that one.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "dnsnap.h"
+
+#define NSHARDS_LOG 4
+#define NSHARDS (1u << NSHARDS_LOG)
+#define MIN_SLOTS 64
+#define EXPIRED_LOOKAHEAD 16
+
+struct centry {
+	_Atomic uint32_t hits;
+	_Atomic uint8_t visited;
+	uint8_t unused;
+	uint16_t key_len;
+	uint32_t entry_len;
+	uint8_t data[];          /* key, then entry */
+};
+
+struct shard {
+	pthread_rwlock_t lock;
+	uint64_t *slots;
+	size_t cap;
+	size_t count;
+	size_t bytes;
+	size_t hand;
+	_Atomic uint64_t hits, misses, stale_served;
+	uint64_t inserts, evictions, expired;
+} __attribute__((aligned(64)));
+
+struct dnsnap_cache {
+	dnsnap_cache_opts_t o;
+	size_t shard_max_bytes;  /* 0: none */
+	size_t shard_max_entries;
+	struct shard shards[NSHARDS];
+};
+
+#define PTR_MASK ((UINT64_C(1) << 48) - 1)
+
+static inline struct centry *slot_entry(uint64_t s) { return (struct centry *)(uintptr_t)(s & PTR_MASK); }
+static inline uint16_t slot_tag(uint64_t s) { return (uint16_t)(s >> 48); }
+static inline const uint8_t *ce_key(const struct centry *e) { return e->data; }
+static inline const uint8_t *ce_entry(const struct centry *e) { return e->data + e->key_len; }
+
+/* 64-bit hash of a key: 8 bytes at a time, multiply and fold, then a
+ * murmur3 finalizer. Not cryptographic: keys come from queries, so a
+ * resolver facing hostile clients should seed it (TODO when a caller needs it). */
+static uint64_t hash_key(const uint8_t *k, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15u ^ n;
+	while (n >= 8) {
+		uint64_t v;
+		memcpy(&v, k, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
+		k += 8;
+		n -= 8;
+	}
+	uint64_t v = 0;
+	memcpy(&v, k, n);
+	h = (h ^ v) * 0xc4ceb9fe1a85ec53u;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu;
+	h ^= h >> 33;
+	return h;
+}
+
+static inline struct shard *shard_of(dnsnap_cache_t *c, uint64_t h)
+{
+	return &c->shards[h >> (64 - NSHARDS_LOG)];
+}
+/* Home slot: multiply-shift of 32 hash bits onto [0, cap). */
+static inline size_t home(const struct shard *s, uint64_t h)
+{
+	return (size_t)(((h & 0xffffffffu) * (uint64_t)s->cap) >> 32);
+}
+static inline uint16_t tag_of(uint64_t h) { return (uint16_t)(h >> 32); }
+static inline size_t next_slot(const struct shard *s, size_t i) { return i + 1 == s->cap ? 0 : i + 1; }
+
+static size_t ce_size(const struct centry *e)
+{
+	return dnsnap_alloc_size((void *)e);
+}
+
+/* Find the slot holding key, or SIZE_MAX. Caller holds the lock. */
+static size_t find(const struct shard *s, uint64_t h, const uint8_t *key, size_t klen)
+{
+	if (s->cap == 0)
+		return SIZE_MAX;
+	uint16_t tag = tag_of(h);
+	for (size_t i = home(s, h);; i = next_slot(s, i)) {
+		uint64_t v = s->slots[i];
+		if (v == 0)
+			return SIZE_MAX;
+		if (slot_tag(v) == tag) {
+			const struct centry *e = slot_entry(v);
+			if (e->key_len == klen && memcmp(ce_key(e), key, klen) == 0)
+				return i;
+		}
+	}
+}
+
+/* Put v at the first free slot of its probe run. Caller ensured room. */
+static void place(struct shard *s, uint64_t h, uint64_t v)
+{
+	size_t i = home(s, h);
+	while (s->slots[i] != 0)
+		i = next_slot(s, i);
+	s->slots[i] = v;
+}
+
+/* Remove slot i, shifting back the entries of its run that may move (the
+ * classic linear-probing deletion): no tombstones, probe runs stay short. */
+static void unslot(struct shard *s, size_t i)
+{
+	size_t j = i;
+	for (;;) {
+		j = next_slot(s, j);
+		uint64_t v = s->slots[j];
+		if (v == 0)
+			break;
+		const struct centry *e = slot_entry(v);
+		size_t k = home(s, hash_key(ce_key(e), e->key_len));
+		/* v may move to i if its home k is not cyclically in (i, j] */
+		int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+		if (!stays) {
+			s->slots[i] = v;
+			i = j;
+		}
+	}
+	s->slots[i] = 0;
+	s->count--;
+}
+
+static int grow(struct shard *s)
+{
+	size_t ncap = s->cap < MIN_SLOTS ? MIN_SLOTS : s->cap + s->cap / 2;
+	uint64_t *ns = dnsnap_calloc(ncap, sizeof *ns);
+	if (ns == NULL)
+		return DNSNAP_ENOMEM;
+	uint64_t *old = s->slots;
+	size_t ocap = s->cap;
+	s->bytes -= dnsnap_alloc_size(old);
+	s->slots = ns;
+	s->cap = ncap;
+	s->hand = 0;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i] != 0) {
+			const struct centry *e = slot_entry(old[i]);
+			place(s, hash_key(ce_key(e), e->key_len), old[i]);
+		}
+	s->bytes += dnsnap_alloc_size(ns);
+	dnsnap_free(old);
+	return DNSNAP_OK;
+}
+
+static inline int expired_at(const struct centry *e, uint32_t now)
+{
+	uint32_t expiry = (uint32_t)ce_entry(e)[4] | (uint32_t)ce_entry(e)[5] << 8 |
+			  (uint32_t)ce_entry(e)[6] << 16 | (uint32_t)ce_entry(e)[7] << 24;
+	return (int32_t)(expiry - now) <= 0;
+}
+
+/* Evict one entry (CLOCK, expired first) and free it: the caller holds the
+ * lock exclusively, so no lookup is reading it. Returns 0 when empty. */
+static int evict_one(struct shard *s, uint32_t now)
+{
+	if (s->count == 0)
+		return 0;
+	size_t i = s->hand % s->cap, seen = 0;
+	for (size_t k = i; seen < EXPIRED_LOOKAHEAD && seen < s->count; k = next_slot(s, k)) {
+		if (s->slots[k] == 0)
+			continue;
+		seen++;
+		if (expired_at(slot_entry(s->slots[k]), now)) {
+			i = k;
+			s->expired++;
+			goto evict;
+		}
+	}
+	for (;; i = next_slot(s, i)) {
+		uint64_t v = s->slots[i];
+		if (v == 0)
+			continue;
+		struct centry *e = slot_entry(v);
+		if (atomic_load_explicit(&e->visited, memory_order_relaxed)) {
+			atomic_store_explicit(&e->visited, 0, memory_order_relaxed);
+			continue;
+		}
+		break;
+	}
+evict:;
+	struct centry *e = slot_entry(s->slots[i]);
+	s->bytes -= ce_size(e);
+	unslot(s, i);
+	s->evictions++;
+	s->hand = i; /* the slot now holds the next entry of the run, if any */
+	dnsnap_free(e);
+	return 1;
+}
+
+void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o)
+{
+	memset(o, 0, sizeof *o);
+	o->max_ttl = 86400;
+	o->max_neg_ttl = 10800;
+	o->stale_window = 86400;
+	o->rotate = 1;
+	o->our_udp_size = 1232;
+}
+
+int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
+{
+	if (out == NULL)
+		return DNSNAP_EINVAL;
+	dnsnap_cache_t *c = dnsnap_calloc(1, sizeof *c);
+	if (c == NULL)
+		return DNSNAP_ENOMEM;
+	if (o != NULL)
+		c->o = *o;
+	else
+		dnsnap_cache_opts_default(&c->o);
+	if (c->o.stale_window > 604800)
+		c->o.stale_window = 604800; /* RFC 8767 section 5: at most 7 days */
+	if (c->o.our_udp_size < 512)
+		c->o.our_udp_size = 1232;
+	/* The cache's own struct counts too; each shard needs room for a table
+	 * and some entries: 64 KiB in all is the smallest budget taken. */
+	size_t self = dnsnap_alloc_size(c);
+	if (c->o.max_bytes != 0 && c->o.max_bytes < self + 65536) {
+		dnsnap_free(c);
+		return DNSNAP_EINVAL;
+	}
+	c->shard_max_bytes = c->o.max_bytes ? (c->o.max_bytes - self) / NSHARDS : 0;
+	c->shard_max_entries = (c->o.max_entries + NSHARDS - 1) / NSHARDS;
+	for (unsigned i = 0; i < NSHARDS; i++)
+		if (pthread_rwlock_init(&c->shards[i].lock, NULL) != 0) {
+			while (i--)
+				pthread_rwlock_destroy(&c->shards[i].lock);
+			dnsnap_free(c);
+			return DNSNAP_ENOMEM;
+		}
+	*out = c;
+	return DNSNAP_OK;
+}
+
+void dnsnap_cache_free(dnsnap_cache_t *c)
+{
+	if (c == NULL)
+		return;
+	for (unsigned i = 0; i < NSHARDS; i++) {
+		struct shard *s = &c->shards[i];
+		for (size_t j = 0; j < s->cap; j++)
+			if (s->slots[j] != 0)
+				dnsnap_free(slot_entry(s->slots[j]));
+		dnsnap_free(s->slots);
+		pthread_rwlock_destroy(&s->lock);
+	}
+	dnsnap_free(c);
+}
+
+/* Apply the TTL policy to a freshly encoded entry (still ours to change). */
+static uint32_t policy_ttl(const dnsnap_cache_t *c, uint8_t *entry)
+{
+	uint32_t inception = (uint32_t)entry[0] | (uint32_t)entry[1] << 8 |
+			     (uint32_t)entry[2] << 16 | (uint32_t)entry[3] << 24;
+	uint32_t expiry = (uint32_t)entry[4] | (uint32_t)entry[5] << 8 |
+			  (uint32_t)entry[6] << 16 | (uint32_t)entry[7] << 24;
+	unsigned kind = (entry[12] & DNSNAP_EF_KIND) >> DNSNAP_EF_KIND_SHIFT;
+	uint32_t ttl = expiry - inception;
+	uint32_t max = (kind == DNSNAP_KIND_NXDOMAIN || kind == DNSNAP_KIND_NODATA)
+		       ? c->o.max_neg_ttl : c->o.max_ttl;
+	if (max != 0 && ttl > max)
+		ttl = max;
+	if (ttl < c->o.min_ttl)
+		ttl = c->o.min_ttl;
+	expiry = inception + ttl;
+	entry[4] = (uint8_t)expiry;
+	entry[5] = (uint8_t)(expiry >> 8);
+	entry[6] = (uint8_t)(expiry >> 16);
+	entry[7] = (uint8_t)(expiry >> 24);
+	return ttl;
+}
+
+static inline int over_limit(const dnsnap_cache_t *c, const struct shard *s)
+{
+	return (c->shard_max_bytes && s->bytes > c->shard_max_bytes) ||
+	       (c->shard_max_entries && s->count > c->shard_max_entries);
+}
+
+/* Room for one more slot: grow the table when 80% full, unless the byte
+ * budget cannot take the larger table; then evict instead. */
+static int make_room(dnsnap_cache_t *c, struct shard *s, uint32_t now)
+{
+	while ((s->count + 1) * 5 > s->cap * 4) {
+		size_t ncap = s->cap < MIN_SLOTS ? MIN_SLOTS : s->cap + s->cap / 2;
+		/* large allocations round up by at most a quarter in jemalloc */
+		size_t more = ncap * 8 / 4 * 5 - dnsnap_alloc_size(s->slots);
+		if (s->cap == 0 || !c->shard_max_bytes || s->bytes + more <= c->shard_max_bytes)
+			return grow(s);
+		if (!evict_one(s, now))
+			return DNSNAP_ENOMEM;
+	}
+	return DNSNAP_OK;
+}
+
+/* Index an allocated entry; on failure it is freed. */
+static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now)
+{
+	uint64_t h = hash_key(ce_key(e), e->key_len);
+	if ((uintptr_t)e > PTR_MASK) {
+		dnsnap_free(e);
+		return DNSNAP_ENOMEM; /* an address the 48-bit slots cannot hold */
+	}
+	uint64_t v = (uint64_t)tag_of(h) << 48 | (uint64_t)(uintptr_t)e;
+	struct shard *s = shard_of(c, h);
+	size_t size = ce_size(e);
+	if (c->shard_max_bytes != 0 && size > c->shard_max_bytes / 4) {
+		dnsnap_free(e);
+		return DNSNAP_ETOOBIG;
+	}
+	/* Inserted entries start visited: the hand spares them for one pass. */
+	atomic_store_explicit(&e->visited, 1, memory_order_relaxed);
+
+	pthread_rwlock_wrlock(&s->lock);
+	size_t i = find(s, h, ce_key(e), e->key_len);
+	if (i != SIZE_MAX) {
+		struct centry *old = slot_entry(s->slots[i]);
+		/* A refresh keeps the hit count: it is the name's popularity. */
+		atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits,
+				      memory_order_relaxed), memory_order_relaxed);
+		s->bytes -= ce_size(old);
+		s->slots[i] = v;
+		dnsnap_free(old); /* exclusive lock: no lookup reads it */
+	} else {
+		int err = make_room(c, s, now);
+		if (err != DNSNAP_OK) {
+			pthread_rwlock_unlock(&s->lock);
+			dnsnap_free(e);
+			return err;
+		}
+		place(s, h, v);
+		s->count++;
+	}
+	s->bytes += size;
+	s->inserts++;
+	while (over_limit(c, s) && evict_one(s, now))
+		;
+	pthread_rwlock_unlock(&s->lock);
+	return DNSNAP_OK;
+}
+
+int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+			      const uint8_t *entry, size_t entry_len)
+{
+	if (c == NULL || key == NULL || entry == NULL || key_len == 0 ||
+	    key_len > DNSNAP_KEY_MAX || entry_len > DNSNAP_ENTRY_MAX)
+		return DNSNAP_EINVAL;
+	struct centry *e = dnsnap_malloc(sizeof *e + key_len + entry_len);
+	if (e == NULL)
+		return DNSNAP_ENOMEM;
+	atomic_init(&e->hits, 0);
+	atomic_init(&e->visited, 0);
+	e->unused = 0;
+	e->key_len = (uint16_t)key_len;
+	e->entry_len = (uint32_t)entry_len;
+	memcpy(e->data, key, key_len);
+	memcpy(e->data + key_len, entry, entry_len);
+	uint32_t inception = (uint32_t)entry[0] | (uint32_t)entry[1] << 8 |
+			     (uint32_t)entry[2] << 16 | (uint32_t)entry[3] << 24;
+	return insert_alloc(c, e, inception);
+}
+
+int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
+			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *scratch,
+			dnsnap_diag_t *diag)
+{
+	if (c == NULL || scratch == NULL)
+		return DNSNAP_EINVAL;
+	int err = dnsnap_msg_encode(msg, len, now, tag, tag_len, scratch, diag);
+	if (err != DNSNAP_OK)
+		return err;
+	if (policy_ttl(c, scratch->entry) == 0) {
+		if (diag != NULL) {
+			diag->offset = 0;
+			snprintf(diag->msg, sizeof diag->msg, "TTL 0: nothing to cache");
+		}
+		return DNSNAP_ENOTCACHE;
+	}
+	return dnsnap_cache_insert_entry(c, scratch->key, scratch->key_len, scratch->entry,
+					 scratch->entry_len);
+}
+
+int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now,
+			uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
+{
+	if (c == NULL || q == NULL || out == NULL || out_len == NULL)
+		return DNSNAP_EINVAL;
+	uint64_t h = hash_key(q->key, q->key_len);
+	struct shard *s = shard_of(c, h);
+	int err = DNSNAP_ENOTFOUND;
+	pthread_rwlock_rdlock(&s->lock);
+	size_t i = find(s, h, q->key, q->key_len);
+	if (i != SIZE_MAX) {
+		struct centry *e = slot_entry(s->slots[i]);
+		const uint8_t *ent = ce_entry(e);
+		uint32_t expiry = (uint32_t)ent[4] | (uint32_t)ent[5] << 8 |
+				  (uint32_t)ent[6] << 16 | (uint32_t)ent[7] << 24;
+		int32_t left = (int32_t)(expiry - now);
+		int stale = left <= 0;
+		if (!stale || (c->o.serve_stale && -(int64_t)left < (int64_t)c->o.stale_window)) {
+			uint32_t hits = atomic_load_explicit(&e->hits, memory_order_relaxed);
+			dnsnap_answer_opts_t ao = {
+				.now = now,
+				.max_size = max_size,
+				.our_udp_size = c->o.our_udp_size,
+				.rotate = c->o.rotate ? hits : 0,
+				.stale = stale,
+			};
+			err = dnsnap_answer_build(q, ent, e->entry_len, &ao, out, cap, out_len);
+			if (err == DNSNAP_OK) {
+				if (hits != UINT32_MAX)
+					atomic_fetch_add_explicit(&e->hits, 1, memory_order_relaxed);
+				if (!atomic_load_explicit(&e->visited, memory_order_relaxed))
+					atomic_store_explicit(&e->visited, 1, memory_order_relaxed);
+				if (stale)
+					atomic_fetch_add_explicit(&s->stale_served, 1,
+								  memory_order_relaxed);
+			}
+		} else {
+			err = DNSNAP_ENOTFOUND;
+		}
+	}
+	pthread_rwlock_unlock(&s->lock);
+	if (err == DNSNAP_OK)
+		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
+	else if (err == DNSNAP_ENOTFOUND)
+		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+	return err;
+}
+
+int dnsnap_cache_remove(dnsnap_cache_t *c, const uint8_t *key, size_t key_len)
+{
+	if (c == NULL || key == NULL)
+		return DNSNAP_EINVAL;
+	uint64_t h = hash_key(key, key_len);
+	struct shard *s = shard_of(c, h);
+	struct centry *e = NULL;
+	pthread_rwlock_wrlock(&s->lock);
+	size_t i = find(s, h, key, key_len);
+	if (i != SIZE_MAX) {
+		e = slot_entry(s->slots[i]);
+		s->bytes -= ce_size(e);
+		unslot(s, i);
+	}
+	pthread_rwlock_unlock(&s->lock);
+	dnsnap_free(e);
+	return e ? DNSNAP_OK : DNSNAP_ENOTFOUND;
+}
+
+int dnsnap_cache_foreach(dnsnap_cache_t *c,
+			 int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+				   const uint8_t *entry, size_t entry_len, uint32_t hits),
+			 void *arg)
+{
+	if (c == NULL || fn == NULL)
+		return DNSNAP_EINVAL;
+	for (unsigned k = 0; k < NSHARDS; k++) {
+		struct shard *s = &c->shards[k];
+		int rc = 0;
+		pthread_rwlock_rdlock(&s->lock);
+		for (size_t i = 0; i < s->cap && rc == 0; i++) {
+			if (s->slots[i] == 0)
+				continue;
+			const struct centry *e = slot_entry(s->slots[i]);
+			rc = fn(arg, ce_key(e), e->key_len, ce_entry(e), e->entry_len,
+				atomic_load_explicit(&e->hits, memory_order_relaxed));
+		}
+		pthread_rwlock_unlock(&s->lock);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out)
+{
+	memset(out, 0, sizeof *out);
+	if (c == NULL)
+		return;
+	out->bytes = dnsnap_alloc_size((void *)c);
+	for (unsigned k = 0; k < NSHARDS; k++) {
+		struct shard *s = (struct shard *)&c->shards[k];
+		pthread_rwlock_rdlock(&s->lock);
+		out->entries += s->count;
+		out->bytes += s->bytes;
+		out->inserts += s->inserts;
+		out->evictions += s->evictions;
+		out->expired += s->expired;
+		pthread_rwlock_unlock(&s->lock);
+		out->hits += atomic_load_explicit(&s->hits, memory_order_relaxed);
+		out->misses += atomic_load_explicit(&s->misses, memory_order_relaxed);
+		out->stale_served += atomic_load_explicit(&s->stale_served, memory_order_relaxed);
+	}
+}
