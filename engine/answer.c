@@ -374,33 +374,35 @@ static const char *compress_schema(uint16_t type)
 	}
 }
 
-static int put_rdata(ctx_t *c, const dnsnap_rr_t *rr)
+static int put_rdata(ctx_t *c, uint16_t type, const uint8_t *rdata, size_t rdlen)
 {
-	const char *s = compress_schema(rr->type);
+	const char *s = compress_schema(type);
 	if (s == NULL) {
-		wr_raw(&c->w, rr->rdata, rr->rdlen);
+		wr_raw(&c->w, rdata, rdlen);
 		return DNSNAP_OK;
 	}
 	size_t i = 0;
 	for (; *s; s++) {
 		size_t fixed = *s == '2' ? 2 : *s == 'Z' ? 20 : 0;
 		if (fixed > 0) {
-			if (rr->rdlen - i < fixed)
+			if (rdlen - i < fixed)
 				return DNSNAP_ERDATA;
-			wr_raw(&c->w, rr->rdata + i, fixed);
+			wr_raw(&c->w, rdata + i, fixed);
 			i += fixed;
 			continue;
 		}
-		int n = dnsnap_name_len(rr->rdata + i, rr->rdlen - i);
+		int n = dnsnap_name_len(rdata + i, rdlen - i);
 		if (n < 0)
 			return DNSNAP_ERDATA;
-		put_name(&c->w, &c->ct, rr->rdata + i, (size_t)n);
+		put_name(&c->w, &c->ct, rdata + i, (size_t)n);
 		i += (size_t)n;
 	}
-	return i == rr->rdlen ? DNSNAP_OK : DNSNAP_ERDATA;
+	return i == rdlen ? DNSNAP_OK : DNSNAP_ERDATA;
 }
 
-static int put_rr(ctx_t *c, const dnsnap_rr_t *rr)
+/* One record: the owner, type, class and TTL of @p rr, and the given rdata
+ * (its own, or that of a SAME member of its RRset). */
+static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t rdlen)
 {
 	wr_t *w = &c->w;
 	if (rr->owner_mode == DNSNAP_OWNER_QNAME) {
@@ -417,13 +419,11 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr)
 	wr_u32(w, ttl);
 	size_t rdlen_at = w->pos;
 	wr_u16(w, 0);
-	int err = put_rdata(c, rr);
+	int err = put_rdata(c, rr->type, rdata, rdlen);
 	if (err != DNSNAP_OK)
 		return err;
-	if (!w->full) {
-		size_t rdlen = w->pos - rdlen_at - 2;
-		st16be(w->p + rdlen_at, (uint16_t)rdlen); /* < 65535: the limit bounds it */
-	}
+	if (!w->full) /* < 65535: the limit bounds it */
+		st16be(w->p + rdlen_at, (uint16_t)(w->pos - rdlen_at - 2));
 	return DNSNAP_OK;
 }
 
@@ -433,37 +433,36 @@ static inline int rec_is_same(const uint8_t *entry, const dnsnap_rr_t *rr)
 }
 
 /*
- * Write one RRset of n members: @p first, then the n-1 records that follow
- * it in @p rest (an iterator positioned after @p first), starting at member
- * rot and wrapping around.
+ * Write one RRset of n members, starting at member rot and wrapping around.
+ * Member 0 is @p first; members 1..n-1 are the SAME records that follow it,
+ * contiguous in the entry (the caller's iterator has just walked and checked
+ * them): each is Rec_Len, Rec_Flags, then its rdata, so they are read in
+ * place, with no second pass of the iterator.
  */
-static int put_rrset(ctx_t *c, const dnsnap_rr_t *first, const dnsnap_iter_t *rest, unsigned n,
+static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, unsigned n,
 		     unsigned rot)
 {
-	dnsnap_iter_t it;
-	dnsnap_rr_t m;
+	size_t off1 = first->offset + 2 + ld16le(entry + first->offset);
+	size_t off = off1;
 	int err;
 
-	if (rot == 0 && (err = put_rr(c, first)) != DNSNAP_OK)
+	if (rot == 0 && (err = put_rr(c, first, first->rdata, first->rdlen)) != DNSNAP_OK)
 		return err;
-	if (n > 1) {
-		it = *rest;
-		for (unsigned j = 1; j < n && !c->w.full; j++) {
-			if (dnsnap_iter_next(&it, &m) != 1)
-				return it.err != DNSNAP_OK ? it.err : DNSNAP_EFIELD;
-			if (j >= rot && (err = put_rr(c, &m)) != DNSNAP_OK)
-				return err;
-		}
+	for (unsigned j = 1; j < n && !c->w.full; j++) {
+		size_t len = ld16le(entry + off);
+		if (j >= rot && (err = put_rr(c, first, entry + off + 3, len - 1)) != DNSNAP_OK)
+			return err;
+		off += 2 + len;
 	}
 	if (rot > 0) {
-		if ((err = put_rr(c, first)) != DNSNAP_OK)
+		if ((err = put_rr(c, first, first->rdata, first->rdlen)) != DNSNAP_OK)
 			return err;
-		it = *rest;
+		off = off1;
 		for (unsigned j = 1; j < rot && !c->w.full; j++) {
-			if (dnsnap_iter_next(&it, &m) != 1)
-				return it.err != DNSNAP_OK ? it.err : DNSNAP_EFIELD;
-			if ((err = put_rr(c, &m)) != DNSNAP_OK)
+			size_t len = ld16le(entry + off);
+			if ((err = put_rr(c, first, entry + off + 3, len - 1)) != DNSNAP_OK)
 				return err;
+			off += 2 + len;
 		}
 	}
 	return DNSNAP_OK;
@@ -566,11 +565,6 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	int rc = dnsnap_iter_next(&it, &rr);
 	while (rc == 1) {
 		dnsnap_rr_t first = rr;
-		dnsnap_iter_t rest;
-		/* copy the iterator only for RRsets of several records: peek at the
-		 * next record's Rec_Flags (it.pos is its offset in Records) */
-		if (it.rec_len - it.pos > 2 && (it.rec[it.pos + 2] & DNSNAP_RF_SAME))
-			rest = it;
 		unsigned n = 1;
 		while ((rc = dnsnap_iter_next(&it, &rr)) == 1 && rec_is_same(entry, &rr))
 			n++;
@@ -583,7 +577,7 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 			rot = o->rotate % n;
 		size_t mark = c.w.pos;
 		unsigned ct_mark = c.ct.n;
-		err = put_rrset(&c, &first, &rest, n, rot);
+		err = put_rrset(&c, entry, &first, n, rot);
 		if (err != DNSNAP_OK)
 			return err;
 		if (c.w.full) {

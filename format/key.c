@@ -5,6 +5,28 @@
 #include "internal.h"
 
 /*
+ * ASCII lower-casing of p[0..n), 8 bytes at a time: a byte gets 0x20 when it
+ * is below 0x80 and within 'A'..'Z'. Length bytes (0..63) are never letters,
+ * so a whole name can go through it.
+ */
+static void lower_bytes(uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x;
+		memcpy(&x, p + i, 8);
+		uint64_t h = x & UINT64_C(0x7f7f7f7f7f7f7f7f);
+		uint64_t ge_a = h + UINT64_C(0x3f3f3f3f3f3f3f3f);   /* top bit: >= 'A' */
+		uint64_t gt_z = h + UINT64_C(0x2525252525252525);   /* top bit: > 'Z' */
+		uint64_t upper = (ge_a ^ gt_z) & ~x & UINT64_C(0x8080808080808080);
+		x |= upper >> 2;
+		memcpy(p + i, &x, 8);
+	}
+	for (; i < n; i++)
+		p[i] = dnsnap__lower[p[i]];
+}
+
+/*
  * Reverse the labels of a wire name into out, lower-casing, checking it on
  * the way (one pass: this runs on every insert and every query). Returns the
  * bytes written without the final root label, or a negative DNSNAP_E* code.
@@ -31,10 +53,10 @@ static int reverse_labels(const uint8_t *name, size_t name_len, uint8_t *out)
 	size_t o = 0;
 	while (nl > 0) {
 		const uint8_t *l = name + starts[--nl];
-		out[o++] = l[0];
-		for (size_t j = 1; j <= l[0]; j++)
-			out[o++] = dnsnap__lower[l[j]];
+		memcpy(out + o, l, 1 + (size_t)l[0]);
+		o += 1 + (size_t)l[0];
 	}
+	lower_bytes(out, o);
 	return (int)o;
 }
 
