@@ -349,29 +349,13 @@ typedef struct ctx {
 	int stale;
 } ctx_t;
 
-/* The rdata layout of the types whose names are compressed: 'N' a name,
- * '2' two fixed bytes, 'Z' twenty (SOA). NULL: written as stored. */
+/* The rdata layout of the types whose names are compressed: RFC 3597
+ * section 4 allows it only in the RFC 1035 types, which are exactly the
+ * name-holding types numbered up to 15 (NS, MD, MF, CNAME, SOA, MB, MG, MR,
+ * PTR, MINFO, MX). NULL: written as stored. */
 static const char *compress_schema(uint16_t type)
 {
-	switch (type) {
-	case 2:  /* NS */
-	case 3:  /* MD */
-	case 4:  /* MF */
-	case 5:  /* CNAME */
-	case 7:  /* MB */
-	case 8:  /* MG */
-	case 9:  /* MR */
-	case 12: /* PTR */
-		return "N";
-	case 6:  /* SOA */
-		return "NNZ";
-	case 14: /* MINFO */
-		return "NN";
-	case 15: /* MX */
-		return "2N";
-	default:
-		return NULL;
-	}
+	return type <= 15 ? dnsnap__schema(type) : NULL;
 }
 
 static int put_rdata(ctx_t *c, uint16_t type, const uint8_t *rdata, size_t rdlen)
