@@ -10,8 +10,9 @@ WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WER
 CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
-LDLIBS_TEST = -lldns -lcmocka -pthread $(JEMALLOC)
-LDLIBS_CLI  = -lldns -pthread $(JEMALLOC)
+LDLIBS_LIB  = -llmdb -lxxhash -pthread
+LDLIBS_TEST = -lldns -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
+LDLIBS_CLI  = -lldns $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 FUZZ_RUNS ?= 200000
@@ -19,7 +20,7 @@ DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
-       libldns-dev clang libclang-rt-14-dev
+       libldns-dev libxxhash-dev clang libclang-rt-14-dev
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -41,7 +42,7 @@ UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps run test test-unit fuzz asan tsan vectors bench install clean help
+.PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -75,10 +76,14 @@ asan:                                              ## unit and CLI tests under A
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
-tsan:                                              ## the threaded cache tests under TSan
+tsan:                                              ## the threaded tests under TSan
 	$(MAKE) --no-print-directory BUILD=build-tsan JEMALLOC= OPT="-O1 -fsanitize=thread" \
-		build-tsan/bin/test_cache
+		build-tsan/bin/test_cache build-tsan/bin/test_snap_reliability
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_reliability
+
+test-crash: $(BUILD)/bin/test_snap_reliability     ## 60 SIGKILL-while-writing trials
+	DNSNAP_CRASH_TRIALS=60 $(BUILD)/bin/test_snap_reliability
 
 fuzz: $(FUZZ_BIN)                                  ## build the libFuzzer targets (clang)
 
@@ -128,7 +133,7 @@ $(BUILD)/bench_encode: $(BUILD)/bench/bench_encode.o $(HELP_OBJ) $(BUILD)/libdns
 # The Big Pineapple benchmark measures with jemalloc's statistics: always linked.
 $(BUILD)/bench_cache: $(patsubst %.c,$(BUILD)/%.o,bench/bench_cache.c bench/before.c bench/mix.c) \
 		      $(BUILD)/libdnsnap.a
-	$(Q)$(CC) $(CFLAGS) $^ -ljemalloc -pthread -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
@@ -137,6 +142,6 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) $(ENGINE_SRC) \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
-		-o $@
+		-llmdb -lxxhash -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -34,7 +34,10 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include <time.h>
+
 #include "alloc.h"
+#include "cache_internal.h"
 #include "dnsnap.h"
 
 #define NSHARDS_LOG 4
@@ -66,6 +69,10 @@ struct dnsnap_cache {
 	dnsnap_cache_opts_t o;
 	size_t shard_max_bytes;  /* 0: none */
 	size_t shard_max_entries;
+	/* The snapshot under the cache: lookups hold snap_lock shared while
+	 * they use it, so once attach returns nobody is in the old one. */
+	pthread_rwlock_t snap_lock;
+	dnsnap_snap_t *snap;
 	struct shard shards[NSHARDS];
 };
 
@@ -267,10 +274,15 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 	}
 	c->shard_max_bytes = c->o.max_bytes ? (c->o.max_bytes - self) / NSHARDS : 0;
 	c->shard_max_entries = (c->o.max_entries + NSHARDS - 1) / NSHARDS;
+	if (pthread_rwlock_init(&c->snap_lock, NULL) != 0) {
+		dnsnap_free(c);
+		return DNSNAP_ENOMEM;
+	}
 	for (unsigned i = 0; i < NSHARDS; i++)
 		if (pthread_rwlock_init(&c->shards[i].lock, NULL) != 0) {
 			while (i--)
 				pthread_rwlock_destroy(&c->shards[i].lock);
+			pthread_rwlock_destroy(&c->snap_lock);
 			dnsnap_free(c);
 			return DNSNAP_ENOMEM;
 		}
@@ -290,6 +302,7 @@ void dnsnap_cache_free(dnsnap_cache_t *c)
 		dnsnap_free(s->slots);
 		pthread_rwlock_destroy(&s->lock);
 	}
+	pthread_rwlock_destroy(&c->snap_lock);
 	dnsnap_free(c);
 }
 
@@ -466,6 +479,14 @@ int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now
 		}
 	}
 	pthread_rwlock_unlock(&s->lock);
+	if (err == DNSNAP_ENOTFOUND) { /* fall through to the snapshot, if any */
+		pthread_rwlock_rdlock(&c->snap_lock);
+		if (c->snap != NULL)
+			err = dnsnap__snap_answer(c->snap, q, now, max_size, c->o.serve_stale,
+						  c->o.stale_window, c->o.our_udp_size, out, cap,
+						  out_len);
+		pthread_rwlock_unlock(&c->snap_lock);
+	}
 	if (err == DNSNAP_OK)
 		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
 	else if (err == DNSNAP_ENOTFOUND)
@@ -536,4 +557,76 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out)
 		out->misses += atomic_load_explicit(&s->misses, memory_order_relaxed);
 		out->stale_served += atomic_load_explicit(&s->stale_served, memory_order_relaxed);
 	}
+}
+
+void dnsnap_cache_attach(dnsnap_cache_t *c, dnsnap_snap_t *snap, dnsnap_snap_t **old)
+{
+	pthread_rwlock_wrlock(&c->snap_lock);
+	dnsnap_snap_t *prev = c->snap;
+	c->snap = snap;
+	pthread_rwlock_unlock(&c->snap_lock);
+	if (old != NULL)
+		*old = prev;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out)
+{
+	for (unsigned k = 0; k < NSHARDS; k++) {
+		struct shard *s = &c->shards[k];
+		struct timespec t0;
+		pthread_rwlock_rdlock(&s->lock);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		size_t need = 0;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->slots[i] != 0) {
+				const struct centry *e = slot_entry(s->slots[i]);
+				need += 6 + e->key_len + e->entry_len;
+			}
+		if (out->cap - out->len < need) {
+			size_t ncap = out->len + need + out->cap / 2;
+			uint8_t *np = dnsnap_malloc(ncap);
+			if (np == NULL) {
+				pthread_rwlock_unlock(&s->lock);
+				return DNSNAP_ENOMEM;
+			}
+			if (out->len)
+				memcpy(np, out->p, out->len);
+			dnsnap_free(out->p);
+			out->p = np;
+			out->cap = ncap;
+		}
+		for (size_t i = 0; i < s->cap; i++) {
+			if (s->slots[i] == 0)
+				continue;
+			const struct centry *e = slot_entry(s->slots[i]);
+			if (expired_at(e, now)) {
+				out->skipped++;
+				continue;
+			}
+			uint8_t *d = out->p + out->len;
+			uint32_t hits = atomic_load_explicit(&e->hits, memory_order_relaxed);
+			d[0] = (uint8_t)e->key_len;
+			d[1] = (uint8_t)(e->key_len >> 8);
+			for (int b = 0; b < 4; b++)
+				d[2 + b] = (uint8_t)(e->entry_len >> (8 * b));
+			memcpy(d + 6, ce_key(e), e->key_len);
+			memcpy(d + 6 + e->key_len, ce_entry(e), e->entry_len);
+			for (int b = 0; b < 4; b++) /* the live counter into Hits */
+				d[6 + e->key_len + 8 + b] = (uint8_t)(hits >> (8 * b));
+			out->len += 6 + e->key_len + e->entry_len;
+			out->n++;
+		}
+		double held = ms_since(&t0);
+		pthread_rwlock_unlock(&s->lock);
+		if (held > out->longest_ms)
+			out->longest_ms = held;
+	}
+	return DNSNAP_OK;
 }

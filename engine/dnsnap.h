@@ -187,6 +187,95 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
  * before). An entry is never freed while a lookup reads it.
  */
 
+/* ------------------------------------------------------------- snapshots */
+
+/**
+ * A snapshot: one LMDB file (spec/FORMAT.md, "Snapshot"), read-only once
+ * published, mapped on open. Entries are served from the map in place.
+ */
+typedef struct dnsnap_snap dnsnap_snap_t;
+
+/** A view into a mapped snapshot: valid until dnsnap_snap_close(). */
+typedef struct dnsnap_view {
+	const uint8_t *p;
+	size_t len;
+} dnsnap_view_t;
+
+typedef struct dnsnap_snap_info {
+	unsigned major, minor;
+	uint64_t created_at;     /* Unix seconds */
+	uint64_t entry_count;
+	uint64_t digest;         /* XXH3-64 over the entries, in key order */
+	uint64_t file_size;
+	char writer[128];        /* "dnsnap 0.3.0 on HOST" */
+} dnsnap_snap_info_t;
+
+typedef struct dnsnap_snap_write_stats {
+	uint64_t entries;        /* written (live at @p now) */
+	uint64_t skipped;        /* expired, left out */
+	uint64_t entry_bytes;    /* keys + entries */
+	uint64_t file_size;
+	double longest_pause_ms; /* the longest a shard was held from inserts */
+} dnsnap_snap_write_stats_t;
+
+/**
+ * Write the live entries of @p c (those not expired at @p now) to @p path.
+ * The file is written beside it (PATH.tmp.PID, mode 0600), synced, then
+ * renamed over @p path: @p path always holds a whole snapshot, the old or
+ * the new. The cache keeps answering and inserting meanwhile: each shard is
+ * copied under its read lock, then written without locks.
+ * @return DNSNAP_OK, DNSNAP_ELMDB, DNSNAP_ENOMEM, or -errno (disk full:
+ *         -ENOSPC, -EFBIG) with diag naming the file; on error no temporary
+ *         file is left and @p path is untouched
+ */
+int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *diag);
+
+/**
+ * Open and map a snapshot read-only (O(1) in entries: the meta record and the
+ * file's size are checked, nothing else; the file is never written).
+ * @return DNSNAP_OK; DNSNAP_EMAGIC (not LMDB, or not a dnsnap snapshot);
+ *         DNSNAP_EVERSION (unknown major: diag names both versions);
+ *         DNSNAP_ETRUNC (shorter than its meta record says); DNSNAP_ELMDB
+ */
+int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *diag);
+
+/** Unmap and free. Waits for lookups still using it. Accepts NULL. */
+void dnsnap_snap_close(dnsnap_snap_t *s);
+
+void dnsnap_snap_info(const dnsnap_snap_t *s, dnsnap_snap_info_t *out);
+
+/**
+ * Find the entry under @p key. The entry is validated (the bounds walk)
+ * before it is returned; a bad entry is DNSNAP_ENOTFOUND and counted.
+ * Allocation-free: read transactions come from a pool made at open.
+ */
+int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, dnsnap_view_t *out);
+
+/** Answer from the snapshot alone, like dnsnap_cache_answer(). */
+int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
+		       uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
+
+/**
+ * The deep check: the whole-file checksum, every key and entry validated,
+ * key order, the entry count and the digest recomputed.
+ * @return DNSNAP_OK or the first problem (DNSNAP_ECHECKSUM, DNSNAP_E* of an
+ *         entry with diag naming it)
+ */
+int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *diag);
+
+/** Entries seen bad by dnsnap_snap_get() (they were served as misses). */
+uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
+
+/**
+ * Put @p s under @p c: a lookup that misses in memory falls through to the
+ * snapshot. Replaces (and returns through @p old, may be NULL) the snapshot
+ * attached before, atomically: lookups never see none. Close the old one
+ * with dnsnap_snap_close(), which waits for lookups still in it. @p s may be
+ * NULL to detach. The cache does not own the snapshot.
+ */
+void dnsnap_cache_attach(dnsnap_cache_t *c, dnsnap_snap_t *s, dnsnap_snap_t **old);
+
 #ifdef __cplusplus
 }
 #endif

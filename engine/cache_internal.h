@@ -1,0 +1,33 @@
+/*
+ * cache_internal.h: what snap.c needs from cache.c. Not installed.
+ */
+#ifndef DNSNAP_CACHE_INTERNAL_H
+#define DNSNAP_CACHE_INTERNAL_H
+
+#include "dnsnap.h"
+
+/*
+ * Live entries copied out of the cache: records of
+ *   Key_Len u16 LE | Entry_Len u32 LE | Key | Entry
+ * (the export stream's framing), the entry's Hits field set to the live
+ * counter. Grown with dnsnap_malloc; the caller frees p.
+ */
+typedef struct dnsnap_copy {
+	uint8_t *p;
+	size_t len, cap;
+	uint64_t n;              /* records */
+	uint64_t skipped;        /* expired at now */
+	double longest_ms;       /* longest time one shard's lock was held */
+} dnsnap_copy_t;
+
+/* Copy every entry live at @p now, one shard at a time under its read lock
+ * (lookups go on; inserts into that shard wait). */
+int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out);
+
+/* Answer from a snapshot with the cache's options (stale rules, rotation
+ * off: a map has no counters). */
+int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
+			uint16_t max_size, int serve_stale, uint32_t stale_window,
+			uint16_t our_udp_size, uint8_t *out, size_t cap, size_t *out_len);
+
+#endif

@@ -1,0 +1,794 @@
+/*
+ * snap.c: snapshots. One LMDB file (spec/FORMAT.md, "Snapshot"):
+ *
+ *   [ LMDB pages: databases "entries" (key -> entry) and "meta" ][ Trailer ]
+ *
+ * Writing: the live entries are copied out of the cache shard by shard
+ * (lookups go on), sorted by key, appended with MDB_APPEND into a file
+ * beside the target (PATH.tmp.PID, mode 0600, no lock file), meta record
+ * last; then synced, the 24-byte trailer (a checksum of every byte before
+ * it) appended and synced, and the file renamed over PATH, the directory
+ * synced. A crash at any point leaves PATH as it was; the next write
+ * removes temporaries whose writer is dead.
+ *
+ * Reading: LMDB read-only, MDB_NOLOCK (a published snapshot never changes,
+ * and read-only media hold no lock file), MDB_NOTLS so a pool of read
+ * transactions made at open serves every thread without allocation.
+ * Entries are validated as they are fetched; a bad one is a miss.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <xxhash.h>
+
+#include "alloc.h"
+#include "cache_internal.h"
+#include "dnsnap.h"
+
+#define TRAILER_LEN 24
+#define META_KEY "meta"
+#define COMMIT_BYTES (64u << 20)   /* bound each write transaction's dirty pages */
+#define MAP_GUARD (1u << 20)       /* readable zeros mapped past the file's end */
+
+static const uint8_t snap_magic[4] = { 0xd5, 'N', 'S', 'P' };
+static const uint8_t trailer_magic[4] = { 0xd5, 'N', 'S', 'T' };
+
+struct dnsnap_snap {
+	MDB_env *env;
+	MDB_dbi entries;
+	uint64_t root;           /* the entries B-tree's root page */
+	uint64_t npages;         /* pages LMDB committed */
+	size_t psize;
+	_Atomic long users;
+	_Atomic uint64_t bad;
+	const uint8_t *map;      /* the whole file, for the checksum */
+	uint64_t data_len;       /* LMDB's part: everything before the trailer */
+	uint64_t file_hash;
+	int no_trailer;
+	dnsnap_snap_info_t info;
+	char path[];
+};
+
+static int diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#include <stdarg.h>
+static int diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
+{
+	if (d != NULL) {
+		va_list ap;
+		d->offset = off;
+		va_start(ap, fmt);
+		vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> 8 * i); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+/* ----------------------------------------------------------------- write */
+
+typedef struct rec {
+	const uint8_t *key;
+	uint32_t key_len;
+	uint32_t entry_len;
+} rec_t;
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const rec_t *x = a, *y = b;
+	return dnsnap_key_cmp(x->key, x->key_len, y->key, y->key_len);
+}
+
+/* Remove PATH.tmp.PID files whose writer no longer runs (killed mid-write). */
+static void remove_stale(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return;
+	size_t bl = strlen(base);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, base, bl) != 0 || strncmp(de->d_name + bl, ".tmp.", 5) != 0)
+			continue;
+		char *end;
+		long pid = strtol(de->d_name + bl + 5, &end, 10);
+		if (*end != 0 || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+			char f[8192];
+			snprintf(f, sizeof f, "%s/%s", dir, de->d_name);
+			unlink(f);
+		}
+	}
+	closedir(d);
+}
+
+static int lmdb_err(dnsnap_diag_t *d, const char *path, const char *what, int rc)
+{
+	/* LMDB passes errno values through, except that a short write (a full
+	 * disk, a file size limit) comes back as EIO: name the likely cause. */
+	if (rc == EIO) {
+		struct rlimit rl;
+		struct statvfs vs;
+		struct stat st;
+		off_t size = stat(path, &st) == 0 ? st.st_size : 0;
+		if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    (rlim_t)size + 65536 >= rl.rlim_cur)
+			return diag(d, -EFBIG, 0, "%s: %s: file size limit reached (%llu bytes)",
+				    path, what, (unsigned long long)rl.rlim_cur);
+		if (statvfs(path, &vs) == 0 && (uint64_t)vs.f_bavail * vs.f_frsize < 1u << 20)
+			return diag(d, -ENOSPC, 0, "%s: %s: no space left on the device", path,
+				    what);
+	}
+	if (rc > 0)
+		return diag(d, -rc, 0, "%s: %s: %s", path, what, strerror(rc));
+	return diag(d, DNSNAP_ELMDB, 0, "%s: %s: %s", path, what, mdb_strerror(rc));
+}
+
+/* The meta record (spec/FORMAT.md, "Snapshot meta record"). */
+static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
+{
+	char writer[128], host[64] = "?";
+	gethostname(host, sizeof host - 1);
+	int wl = snprintf(writer, sizeof writer, "dnsnap %s on %s", DNSNAP_VERSION, host);
+	if (wl < 0 || wl > 127)
+		wl = 127;
+	memcpy(m, snap_magic, 4);
+	put16(m + 4, DNSNAP_FORMAT_MAJOR);
+	put16(m + 6, DNSNAP_FORMAT_MINOR);
+	put16(m + 10, 0);                         /* Flags */
+	put64(m + 12, (uint64_t)time(NULL));      /* Created_At */
+	put64(m + 20, count);
+	m[28] = 1;                                /* Digest_Type: XXH3-64 */
+	m[29] = 8;
+	put64(m + 30, digest);
+	m[38] = (uint8_t)wl;
+	memcpy(m + 39, writer, (size_t)wl);
+	put16(m + 8, (uint16_t)(39 + wl));        /* Header_Size */
+	return 39 + (size_t)wl;
+}
+
+/* Append the trailer: Magic, 0, Data_Len, XXH3-64 of bytes [0, Data_Len). */
+static int write_trailer(int fd, dnsnap_diag_t *d, const char *tmp)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
+	uint64_t len = (uint64_t)st.st_size;
+	void *m = len ? mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	if (len && m == MAP_FAILED)
+		return diag(d, -errno, 0, "%s: mmap: %s", tmp, strerror(errno));
+	uint64_t h = XXH3_64bits(m, len);
+	if (m)
+		munmap(m, len);
+	uint8_t t[TRAILER_LEN];
+	memcpy(t, trailer_magic, 4);
+	put32(t + 4, 0);
+	put64(t + 8, len);
+	put64(t + 16, h);
+	if (pwrite(fd, t, sizeof t, (off_t)len) != (ssize_t)sizeof t)
+		return diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s", tmp,
+			    strerror(errno ? errno : EIO));
+	if (fsync(fd) != 0)
+		return diag(d, -errno, 0, "%s: fsync: %s", tmp, strerror(errno));
+	return DNSNAP_OK;
+}
+
+static void sync_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/* Write the sorted records to the LMDB file at tmp. */
+static int write_lmdb(const char *tmp, const rec_t *r, uint64_t n, uint64_t bytes,
+		      dnsnap_diag_t *d)
+{
+	MDB_env *env;
+	int rc = mdb_env_create(&env);
+	if (rc != 0)
+		return lmdb_err(d, tmp, "mdb_env_create", rc);
+	/*
+	 * The map only reserves address space; the file grows as pages are
+	 * written. A page holds at least half a page of nodes (LMDB splits at
+	 * half), a node is 8 bytes + key + value, a large value goes to its own
+	 * overflow pages; branch pages need less than the leaves again. Twice
+	 * that plus slack is a bound, not a guess.
+	 */
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t need = (bytes + n * 16) * 2 * 2 + (uint64_t)ps * 64 + n * 2 * 16;
+	for (uint64_t i = 0; i < n; i++)
+		if (r[i].entry_len > ps / 2)
+			need += r[i].entry_len + ps;
+	mdb_env_set_mapsize(env, (size_t)need);
+	mdb_env_set_maxdbs(env, 2);
+	rc = mdb_env_open(env, tmp, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC, 0600);
+	if (rc != 0) {
+		mdb_env_close(env);
+		return lmdb_err(d, tmp, "mdb_env_open", rc);
+	}
+	MDB_txn *txn = NULL;
+	MDB_dbi dbi, meta;
+	XXH3_state_t *xs = XXH3_createState();
+	if (xs == NULL) {
+		mdb_env_close(env);
+		return diag(d, DNSNAP_ENOMEM, 0, "out of memory");
+	}
+	XXH3_64bits_reset(xs);
+	const char *what = "mdb_txn_begin";
+	rc = mdb_txn_begin(env, NULL, 0, &txn);
+	if (rc == 0 && (what = "mdb_dbi_open entries",
+			rc = mdb_dbi_open(txn, "entries", MDB_CREATE, &dbi)) == 0)
+		what = "mdb_dbi_open meta", rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta);
+	uint64_t in_txn = 0;
+	for (uint64_t i = 0; rc == 0 && i < n; i++) {
+		MDB_val k = { r[i].key_len, (void *)r[i].key };
+		MDB_val v = { r[i].entry_len, (void *)(r[i].key + r[i].key_len) };
+		what = "mdb_put";
+		rc = mdb_put(txn, dbi, &k, &v, MDB_APPEND);
+		XXH3_64bits_update(xs, r[i].key - 6, 6 + (size_t)r[i].key_len + r[i].entry_len);
+		in_txn += r[i].key_len + r[i].entry_len + 16;
+		if (rc == 0 && in_txn > COMMIT_BYTES) { /* large, not unbounded, transactions */
+			what = "mdb_txn_commit";
+			rc = mdb_txn_commit(txn);
+			txn = NULL;
+			if (rc == 0)
+				what = "mdb_txn_begin", rc = mdb_txn_begin(env, NULL, 0, &txn);
+			in_txn = 0;
+		}
+	}
+	if (rc == 0) {
+		uint8_t m[256];
+		size_t ml = meta_record(m, n, XXH3_64bits_digest(xs));
+		MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
+		what = "mdb_put meta";
+		rc = mdb_put(txn, meta, &k, &v, 0);
+	}
+	XXH3_freeState(xs);
+	if (rc == 0) {
+		what = "mdb_txn_commit";
+		rc = mdb_txn_commit(txn);
+		txn = NULL;
+	}
+	if (rc == 0)
+		what = "mdb_env_sync", rc = mdb_env_sync(env, 1);
+	if (txn != NULL)
+		mdb_txn_abort(txn);
+	mdb_env_close(env);
+	return rc == 0 ? DNSNAP_OK : lmdb_err(d, tmp, what, rc);
+}
+
+int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	if (c == NULL || path == NULL)
+		return diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	remove_stale(path);
+	dnsnap_copy_t cp = { 0 };
+	int err = dnsnap__cache_copy_live(c, now, &cp);
+	rec_t *r = NULL;
+	if (err == DNSNAP_OK && cp.n > 0 && (r = dnsnap_malloc(cp.n * sizeof *r)) == NULL)
+		err = DNSNAP_ENOMEM;
+	if (err != DNSNAP_OK) {
+		dnsnap_free(cp.p);
+		return diag(d, err, 0, "%s: out of memory copying the cache", path);
+	}
+	for (size_t off = 0, i = 0; i < cp.n; i++) {
+		r[i].key_len = get16(cp.p + off);
+		r[i].entry_len = get32(cp.p + off + 2);
+		r[i].key = cp.p + off + 6;
+		off += 6 + r[i].key_len + r[i].entry_len;
+	}
+	if (cp.n > 1)
+		qsort(r, cp.n, sizeof *r, rec_cmp);
+
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+		err = diag(d, DNSNAP_EINVAL, 0, "%s: path too long", path);
+		goto out;
+	}
+	unlink(tmp);
+	err = write_lmdb(tmp, r, cp.n, cp.len, d);
+	if (err == DNSNAP_OK) {
+		int fd = open(tmp, O_RDWR);
+		if (fd < 0)
+			err = diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
+		else {
+			err = write_trailer(fd, d, tmp);
+			struct stat st;
+			if (err == DNSNAP_OK && stats != NULL && fstat(fd, &st) == 0)
+				stats->file_size = (uint64_t)st.st_size;
+			close(fd);
+		}
+	}
+	if (err == DNSNAP_OK && rename(tmp, path) != 0)
+		err = diag(d, -errno, 0, "%s: rename: %s", path, strerror(errno));
+	if (err != DNSNAP_OK)
+		unlink(tmp);
+	else
+		sync_dir(path);
+	if (err == DNSNAP_OK && stats != NULL) {
+		stats->entries = cp.n;
+		stats->skipped = cp.skipped;
+		stats->entry_bytes = cp.len - cp.n * 6;
+		stats->longest_pause_ms = cp.longest_ms;
+	}
+out:
+	dnsnap_free(r);
+	dnsnap_free(cp.p);
+	return err;
+}
+
+/* ------------------------------------------------------------------ read */
+
+static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, dnsnap_diag_t *d)
+{
+	if (len < 12 || memcmp(m, snap_magic, 4) != 0)
+		return diag(d, DNSNAP_EMAGIC, 0, "%s: not a dnsnap snapshot (meta record)", s->path);
+	unsigned major = get16(m + 4), minor = get16(m + 6), hsize = get16(m + 8);
+	if (major != DNSNAP_FORMAT_MAJOR)
+		return diag(d, DNSNAP_EVERSION, 4, "%s: snapshot format %u.%u, this dnsnap reads %d.x",
+			    s->path, major, minor, DNSNAP_FORMAT_MAJOR);
+	if (get16(m + 10) != 0)
+		return diag(d, DNSNAP_ERESERVED, 10, "%s: reserved meta flags", s->path);
+	if (len < 39 || len < 39u + m[38] || hsize < 39u + m[38] || hsize > len || m[29] != 8 ||
+	    m[28] != 1)
+		return diag(d, DNSNAP_ETRUNC, 8, "%s: meta record of %zu bytes is cut or malformed",
+			    s->path, len);
+	s->info.major = major;
+	s->info.minor = minor;
+	s->info.created_at = get64(m + 12);
+	s->info.entry_count = get64(m + 20);
+	s->info.digest = get64(m + 30);
+	memcpy(s->info.writer, m + 39, m[38] < 127 ? m[38] : 127);
+	s->info.writer[m[38] < 127 ? m[38] : 127] = 0;
+	return DNSNAP_OK;
+}
+
+/* Before LMDB maps anything: the file must end in our trailer and LMDB's
+ * pages must be whole, or reading them would fault (SIGBUS). */
+static int check_file(dnsnap_snap_t *s, dnsnap_diag_t *d)
+{
+	int fd = open(s->path, O_RDONLY);
+	if (fd < 0)
+		return diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
+	struct stat st;
+	uint8_t head[32], t[TRAILER_LEN];
+	int err = DNSNAP_OK;
+	if (fstat(fd, &st) != 0)
+		err = diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
+	else if (st.st_size < (off_t)sizeof head ||
+		 pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+		 get32(head + 16) != 0xBEEFC0DE) /* LMDB's meta page magic */
+		err = diag(d, DNSNAP_EMAGIC, 0, "%s: not an LMDB file", s->path);
+	else if (st.st_size < TRAILER_LEN + 4096 ||
+		 pread(fd, t, sizeof t, st.st_size - TRAILER_LEN) != (ssize_t)sizeof t ||
+		 memcmp(t, trailer_magic, 4) != 0)
+		s->no_trailer = 1; /* a plain LMDB file, or a cut snapshot: open tells */
+	else if (get64(t + 8) != (uint64_t)st.st_size - TRAILER_LEN)
+		err = diag(d, DNSNAP_ETRUNC, (size_t)st.st_size,
+			   "%s: %llu bytes, the trailer says %llu", s->path,
+			   (unsigned long long)st.st_size,
+			   (unsigned long long)(get64(t + 8) + TRAILER_LEN));
+	s->info.file_size = err == DNSNAP_OK ? (uint64_t)st.st_size : 0;
+	s->data_len = s->no_trailer ? s->info.file_size : get64(t + 8);
+	s->file_hash = s->no_trailer ? 0 : get64(t + 16);
+	close(fd);
+	return err;
+}
+
+/*
+ * Find the map LMDB made (its base is not exported unless fixed): the
+ * mapping of our file (by inode) that holds @p inside, a pointer LMDB
+ * returned. Then map zero pages over the part past the file's end.
+ */
+static int guard_map(dnsnap_snap_t *s, const void *inside, size_t mapsize, size_t file_pages,
+		     dnsnap_diag_t *d)
+{
+	struct stat st;
+	if (stat(s->path, &st) != 0)
+		return diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (f == NULL)
+		return diag(d, -errno, 0, "/proc/self/maps: %s", strerror(errno));
+	char line[512];
+	uintptr_t p = (uintptr_t)inside, base = 0;
+	while (fgets(line, sizeof line, f) != NULL) {
+		unsigned long lo, hi, off, ino;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %lu", &lo, &hi, &off, &ino) == 4 &&
+		    lo <= p && p < hi && ino == (unsigned long)st.st_ino) {
+			base = lo - off;
+			break;
+		}
+	}
+	fclose(f);
+	if (base == 0)
+		return diag(d, DNSNAP_ELMDB, 0, "%s: the map was not found", s->path);
+	s->map = (const uint8_t *)base;
+	if (mapsize > file_pages &&
+	    mmap((uint8_t *)base + file_pages, mapsize - file_pages, PROT_READ,
+		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		return diag(d, -errno, 0, "%s: mapping the guard: %s", s->path, strerror(errno));
+	return DNSNAP_OK;
+}
+
+/* The entries database's root page, from its record in LMDB's main database
+ * (an MDB_db: pad u32, flags u16, depth u16, four u64 counts, root u64). */
+static int find_root(dnsnap_snap_t *s, MDB_txn *txn, dnsnap_diag_t *d)
+{
+	MDB_dbi main;
+	MDB_val k = { 7, (void *)"entries" }, v;
+	if (mdb_dbi_open(txn, NULL, 0, &main) != 0 || mdb_get(txn, main, &k, &v) != 0 ||
+	    v.mv_size < 48)
+		return diag(d, DNSNAP_EMAGIC, 0, "%s: no entries database", s->path);
+	s->root = get64((const uint8_t *)v.mv_data + 40);
+	return DNSNAP_OK;
+}
+
+int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
+{
+	if (path == NULL || out == NULL)
+		return diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	size_t pl = strlen(path);
+	dnsnap_snap_t *s = dnsnap_calloc(1, sizeof *s + pl + 1);
+	if (s == NULL)
+		return diag(d, DNSNAP_ENOMEM, 0, "out of memory");
+	memcpy(s->path, path, pl + 1);
+	int err = check_file(s, d);
+	if (err != DNSNAP_OK) {
+		dnsnap_free(s);
+		return err;
+	}
+	/*
+	 * Corrupt page contents can send LMDB's reads up to 128 KiB past a page
+	 * (u16 node offsets and key sizes), and past the file's end a mapping
+	 * faults with SIGBUS. So the map is sized here, not by the file's meta
+	 * page, and everything past the file is replaced with zero pages: a
+	 * damaged file gives wrong bytes (caught by validation), never a crash.
+	 */
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	size_t file_pages = ((size_t)s->info.file_size + ps - 1) / ps * ps;
+	int rc = mdb_env_create(&s->env);
+	if (rc == 0)
+		rc = mdb_env_set_maxdbs(s->env, 2);
+	if (rc == 0)
+		rc = mdb_env_set_mapsize(s->env, file_pages + MAP_GUARD);
+	if (rc == 0)
+		rc = mdb_env_open(s->env, path, MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS |
+				  MDB_NORDAHEAD, 0600);
+	MDB_envinfo ei;
+	MDB_stat es;
+
+	if (rc == 0 && (rc = mdb_env_info(s->env, &ei)) == 0 && (rc = mdb_env_stat(s->env, &es)) == 0 &&
+	    (s->npages = (uint64_t)ei.me_last_pgno + 1, s->psize = es.ms_psize,
+	     s->npages * es.ms_psize > s->data_len)) {
+		err = diag(d, DNSNAP_ETRUNC, 0, "%s: LMDB pages end at %llu, the file's data at %llu",
+			   path, (unsigned long long)((ei.me_last_pgno + 1) * es.ms_psize),
+			   (unsigned long long)s->data_len);
+		goto fail;
+	}
+	if (rc != 0) {
+		err = diag(d, rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ? DNSNAP_EMAGIC
+								  : DNSNAP_ELMDB,
+			   0, "%s: %s", path, mdb_strerror(rc));
+		goto fail;
+	}
+	MDB_txn *txn;
+	MDB_dbi meta;
+	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v;
+	if ((rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
+		err = diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
+		goto fail;
+	}
+	if (mdb_dbi_open(txn, "meta", 0, &meta) != 0 || mdb_dbi_open(txn, "entries", 0, &s->entries) != 0 ||
+	    mdb_get(txn, meta, &k, &v) != 0) {
+		mdb_txn_abort(txn);
+		err = diag(d, DNSNAP_EMAGIC, 0, "%s: an LMDB file that is not a dnsnap snapshot", path);
+		goto fail;
+	}
+	if (s->no_trailer) {
+		mdb_txn_abort(txn);
+		err = diag(d, DNSNAP_ETRUNC, (size_t)s->info.file_size,
+			   "%s: a dnsnap snapshot without its trailer: truncated", path);
+		goto fail;
+	}
+	err = read_meta(s, v.mv_data, v.mv_size, d);
+	if (err == DNSNAP_OK)
+		err = guard_map(s, v.mv_data, ei.me_mapsize, file_pages, d);
+	if (err == DNSNAP_OK)
+		err = find_root(s, txn, d);
+	/* commit, not abort: only a committed transaction keeps its dbi handles */
+	if ((rc = mdb_txn_commit(txn)) != 0 && err == DNSNAP_OK)
+		err = diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
+	if (err != DNSNAP_OK)
+		goto fail;
+	*out = s;
+	return DNSNAP_OK;
+fail:
+	if (s->env)
+		mdb_env_close(s->env);
+	dnsnap_free(s);
+	return err;
+}
+
+void dnsnap_snap_close(dnsnap_snap_t *s)
+{
+	if (s == NULL)
+		return;
+	while (atomic_load(&s->users) != 0)
+		sched_yield();
+	mdb_env_close(s->env);
+	dnsnap_free(s);
+}
+
+void dnsnap_snap_info(const dnsnap_snap_t *s, dnsnap_snap_info_t *out)
+{
+	*out = s->info;
+}
+
+uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s)
+{
+	return atomic_load_explicit(&s->bad, memory_order_relaxed);
+}
+
+/* Whether LMDB handed back bytes inside the file's data (a damaged page can
+ * claim any size). */
+static inline int in_data(const dnsnap_snap_t *s, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	return b >= s->map && (uint64_t)(b - s->map) <= s->data_len &&
+	       len <= s->data_len - (uint64_t)(b - s->map);
+}
+
+/*
+ * The lookup walks LMDB's pages itself (LMDB 0.9 data format: a 16-byte page
+ * header {pgno u64, pad u16, flags u16, lower u16, upper u16}, then u16 node
+ * offsets; a node is {lo u16, hi u16, flags u16, ksize u16, key, data}),
+ * checking every offset and size against the page and the file. mdb_get()
+ * trusts the pages, and a damaged file can crash it; this cannot, and it
+ * needs no transaction: the file never changes.
+ */
+#define P_BRANCH 0x01
+#define P_LEAF 0x02
+#define P_OVERFLOW 0x04
+#define F_BIGDATA 0x01
+#define PAGEHDR 16
+
+static const uint8_t *page_at(const dnsnap_snap_t *s, uint64_t pgno, unsigned want)
+{
+	if (pgno < 2 || pgno >= s->npages)
+		return NULL;
+	const uint8_t *p = s->map + pgno * s->psize;
+	if (get64(p) != pgno || (get16(p + 10) & ~0x10u) != want) /* 0x10: P_DIRTY, never on disk */
+		return NULL;
+	return p;
+}
+
+/* Node i of page p: its key and the rest of the page after the key. */
+static int node_at(const dnsnap_snap_t *s, const uint8_t *p, unsigned i, const uint8_t **node,
+		   MDB_val *key)
+{
+	unsigned lower = get16(p + 12), upper = get16(p + 14);
+	if (lower < PAGEHDR || lower > upper || upper > s->psize || PAGEHDR + 2 * i + 2 > lower)
+		return 0;
+	unsigned off = get16(p + PAGEHDR + 2 * i);
+	if (off < upper || off + 8u > s->psize)
+		return 0;
+	const uint8_t *n = p + off;
+	unsigned ks = get16(n + 6);
+	if (off + 8u + ks > s->psize)
+		return 0;
+	*node = n;
+	key->mv_data = (void *)(n + 8);
+	key->mv_size = ks;
+	return 1;
+}
+
+static int lookup(const dnsnap_snap_t *s, const uint8_t *key, size_t key_len, dnsnap_view_t *out)
+{
+	uint64_t pgno = s->root;
+	if (pgno == UINT64_MAX) /* P_INVALID: an empty database */
+		return DNSNAP_ENOTFOUND;
+	for (int depth = 0; depth < 32; depth++) {
+		const uint8_t *p = page_at(s, pgno, P_BRANCH);
+		int branch = p != NULL;
+		if (!branch && (p = page_at(s, pgno, P_LEAF)) == NULL)
+			return DNSNAP_ECHECKSUM;
+		unsigned n = (get16(p + 12) - PAGEHDR) / 2;
+		/* binary search: the last node whose key is <= key (branch
+		 * pages: node 0's key is empty and sorts first) */
+		unsigned lo = branch ? 1 : 0, hi = n, found = 0;
+		const uint8_t *node;
+		MDB_val k;
+		while (lo < hi) {
+			unsigned mid = lo + (hi - lo) / 2;
+			if (!node_at(s, p, mid, &node, &k))
+				return DNSNAP_ECHECKSUM;
+			int c = dnsnap_key_cmp(k.mv_data, k.mv_size, key, key_len);
+			if (c <= 0) {
+				found = mid;
+				lo = mid + 1;
+				if (c == 0 && !branch)
+					break;
+			} else {
+				hi = mid;
+			}
+		}
+		if (!node_at(s, p, found, &node, &k))
+			return DNSNAP_ECHECKSUM;
+		if (branch) {
+			pgno = (uint64_t)get16(node) | (uint64_t)get16(node + 2) << 16 |
+			       (uint64_t)get16(node + 4) << 32;
+			continue;
+		}
+		if (n == 0 || dnsnap_key_cmp(k.mv_data, k.mv_size, key, key_len) != 0)
+			return DNSNAP_ENOTFOUND;
+		uint64_t dsize = (uint64_t)get16(node) | (uint64_t)get16(node + 2) << 16;
+		const uint8_t *data = node + 8 + k.mv_size;
+		if (get16(node + 4) & F_BIGDATA) {
+			if ((size_t)(data + 8 - p) > s->psize)
+				return DNSNAP_ECHECKSUM;
+			const uint8_t *op = page_at(s, get64(data), P_OVERFLOW);
+			if (op == NULL)
+				return DNSNAP_ECHECKSUM;
+			data = op + PAGEHDR;
+		}
+		if (!in_data(s, data, dsize))
+			return DNSNAP_ECHECKSUM;
+		out->p = data;
+		out->len = (size_t)dsize;
+		return DNSNAP_OK;
+	}
+	return DNSNAP_ECHECKSUM; /* deeper than LMDB ever goes: a loop */
+}
+
+int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, dnsnap_view_t *out)
+{
+	if (s == NULL || key == NULL || out == NULL || key_len == 0 || key_len > DNSNAP_KEY_MAX)
+		return DNSNAP_EINVAL;
+	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+	dnsnap_view_t v;
+	int err = lookup(s, key, key_len, &v);
+	if (err == DNSNAP_OK && dnsnap_entry_validate(v.p, v.len, NULL) == DNSNAP_OK)
+		*out = v;
+	else if (err != DNSNAP_ENOTFOUND) {
+		atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
+		err = DNSNAP_ENOTFOUND; /* a bad entry is a miss */
+	}
+	atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+	return err;
+}
+
+int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
+			uint16_t max_size, int serve_stale, uint32_t stale_window,
+			uint16_t our_udp_size, uint8_t *out, size_t cap, size_t *out_len)
+{
+	dnsnap_view_t v;
+	int err = dnsnap_snap_get(s, q->key, q->key_len, &v);
+	if (err != DNSNAP_OK)
+		return err;
+	int32_t left = (int32_t)(get32(v.p + 4) - now);
+	int stale = left <= 0;
+	if (stale && !(serve_stale && -(int64_t)left < (int64_t)stale_window))
+		return DNSNAP_ENOTFOUND;
+	dnsnap_answer_opts_t o = {
+		.now = now, .max_size = max_size, .our_udp_size = our_udp_size, .stale = stale,
+	};
+	return dnsnap_answer_build(q, v.p, v.len, &o, out, cap, out_len);
+}
+
+int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
+		       uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
+{
+	if (s == NULL || q == NULL || out == NULL || out_len == NULL)
+		return DNSNAP_EINVAL;
+	return dnsnap__snap_answer(s, q, now, max_size, 0, 0, 1232, out, cap, out_len);
+}
+
+int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
+{
+	if (s == NULL)
+		return diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	if (XXH3_64bits(s->map, s->data_len) != s->file_hash)
+		return diag(d, DNSNAP_ECHECKSUM, 0, "%s: file checksum mismatch", s->path);
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+	if (rc == 0 && (rc = mdb_cursor_open(txn, s->entries, &cur)) != 0)
+		mdb_txn_abort(txn);
+	if (rc != 0)
+		return diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
+	XXH3_state_t *xs = XXH3_createState();
+	if (xs == NULL) {
+		mdb_cursor_close(cur);
+		mdb_txn_abort(txn);
+		return diag(d, DNSNAP_ENOMEM, 0, "out of memory");
+	}
+	XXH3_64bits_reset(xs);
+	MDB_val k, v, pk = { 0, NULL };
+	uint64_t n = 0;
+	int err = DNSNAP_OK;
+	dnsnap_key_t key;
+	dnsnap_diag_t ed;
+	while (err == DNSNAP_OK && (rc = mdb_cursor_get(cur, &k, &v, n ? MDB_NEXT : MDB_FIRST)) == 0) {
+		char kname[300];
+		int e;
+		if (!in_data(s, k.mv_data, k.mv_size) || !in_data(s, v.mv_data, v.mv_size)) {
+			err = diag(d, DNSNAP_ECHECKSUM, 0, "%s: entry %llu lies outside the file",
+				   s->path, (unsigned long long)n);
+			break;
+		}
+		if ((e = dnsnap_key_decode(k.mv_data, k.mv_size, &key, &ed)) != DNSNAP_OK)
+			err = diag(d, e, ed.offset, "%s: entry %llu: key: %s", s->path,
+				   (unsigned long long)n, ed.msg);
+		else if ((e = dnsnap_entry_validate(v.mv_data, v.mv_size, &ed)) != DNSNAP_OK) {
+			/* name the entry by its key's name, as a tool user knows it */
+			size_t o = 0;
+			for (size_t i = 0; key.name[i] && o < sizeof kname - 70; i += 1 + key.name[i]) {
+				memcpy(kname + o, key.name + i + 1, key.name[i]);
+				o += key.name[i];
+				kname[o++] = '.';
+			}
+			kname[o] = 0;
+			err = diag(d, e, ed.offset, "%s: entry %llu (%s type %u) at offset 0x%zx: %s",
+				   s->path, (unsigned long long)n, o ? kname : ".", key.qtype,
+				   ed.offset, ed.msg);
+		} else if (n > 0 && dnsnap_key_cmp(pk.mv_data, pk.mv_size, k.mv_data, k.mv_size) >= 0)
+			err = diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order", s->path,
+				   (unsigned long long)n);
+		uint8_t fr[6];
+		put16(fr, (uint16_t)k.mv_size);
+		put32(fr + 2, (uint32_t)v.mv_size);
+		XXH3_64bits_update(xs, fr, 6);
+		XXH3_64bits_update(xs, k.mv_data, k.mv_size);
+		XXH3_64bits_update(xs, v.mv_data, v.mv_size);
+		pk = k;
+		n++;
+	}
+	if (err == DNSNAP_OK && rc != MDB_NOTFOUND && rc != 0)
+		err = diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
+	if (err == DNSNAP_OK && n != s->info.entry_count)
+		err = diag(d, DNSNAP_ECHECKSUM, 20, "%s: %llu entries, the meta record says %llu",
+			   s->path, (unsigned long long)n, (unsigned long long)s->info.entry_count);
+	if (err == DNSNAP_OK && XXH3_64bits_digest(xs) != s->info.digest)
+		err = diag(d, DNSNAP_ECHECKSUM, 30, "%s: digest mismatch", s->path);
+	XXH3_freeState(xs);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return err;
+}

@@ -1,0 +1,318 @@
+/*
+ * test_snap.c: snapshots: write, open, answer from the map, verify, attach
+ * under a cache, and the refusals (not LMDB, LMDB but not a snapshot, an
+ * unknown major version, a cut file). Crash, disk-full, corruption, threads
+ * and many processes are test_snap_reliability.c's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <lmdb.h>
+
+#include "dnsnap.h"
+#include "wb.h"
+
+#define NOW 1700000000u
+#define NAMES 2000
+
+static dnsnap_encoded_t scratch;
+static char dir[64];
+
+static void response_a(wb_t *w, const char *name, uint32_t ttl, unsigned x)
+{
+	put_header(w, 0x8180, 1, 1, 0, 0);
+	put_name(w, name);
+	put_u16(w, 1);
+	put_u16(w, 1);
+	put_ptr(w, 12);
+	size_t rl = put_fixed(w, 1, 1, ttl);
+	put_u32(w, 0x0a000000u | x);
+	end_rdata(w, rl);
+}
+
+/* Answer name/A; returns the code and the address's low 16 bits via x. */
+static int ask(dnsnap_cache_t *c, dnsnap_snap_t *s, const char *name, uint32_t now, unsigned *x)
+{
+	wb_t w;
+	dnsnap_query_t q;
+	uint8_t out[512];
+	size_t n;
+	put_header(&w, 0x0100, 1, 0, 0, 0);
+	put_name(&w, name);
+	put_u16(&w, 1);
+	put_u16(&w, 1);
+	assert_int_equal(dnsnap_query_parse(w.b, w.n, NULL, 0, &q, NULL), DNSNAP_OK);
+	int err = c ? dnsnap_cache_answer(c, &q, now, 0, out, sizeof out, &n)
+		    : dnsnap_snap_answer(s, &q, now, 0, out, sizeof out, &n);
+	if (err == DNSNAP_OK && x != NULL) {
+		assert_int_equal(out[6] << 8 | out[7], 1);
+		*x = (unsigned)(out[n - 2] << 8 | out[n - 1]);
+	}
+	return err;
+}
+
+static dnsnap_cache_t *filled(unsigned gen, uint32_t ttl)
+{
+	dnsnap_cache_t *c;
+	assert_int_equal(dnsnap_cache_new(NULL, &c), DNSNAP_OK);
+	char name[64];
+	wb_t w;
+	for (unsigned i = 0; i < NAMES; i++) {
+		snprintf(name, sizeof name, "n%u.snap.example", i);
+		response_a(&w, name, ttl, gen << 12 | i);
+		assert_int_equal(dnsnap_cache_insert(c, w.b, w.n, NOW, NULL, 0, &scratch, NULL),
+				 DNSNAP_OK);
+	}
+	return c;
+}
+
+static char *path(const char *name)
+{
+	static char p[2][128];
+	static int k;
+	k ^= 1;
+	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+	return p[k];
+}
+
+static void test_a_written_snapshot_opens_and_answers_every_name(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *c = filled(1, 3600);
+	dnsnap_snap_write_stats_t st = { 0 };
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_write(c, path("a.snap"), NOW, &st, &d);
+	if (err != DNSNAP_OK)
+		fail_msg("%s", d.msg);
+	assert_int_equal(st.entries, NAMES);
+	struct stat sb;
+	assert_int_equal(stat(path("a.snap"), &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	assert_int_equal((uint64_t)sb.st_size, st.file_size);
+	assert_int_equal(access(path("a.snap.tmp.0"), F_OK), -1);
+
+	dnsnap_snap_t *s;
+	assert_int_equal(dnsnap_snap_open(path("a.snap"), &s, &d), DNSNAP_OK);
+	dnsnap_snap_info_t info;
+	dnsnap_snap_info(s, &info);
+	assert_int_equal(info.major, 1);
+	assert_int_equal(info.entry_count, NAMES);
+	assert_non_null(strstr(info.writer, "dnsnap"));
+	char name[64];
+	for (unsigned i = 0; i < NAMES; i++) {
+		unsigned x = 0;
+		snprintf(name, sizeof name, "n%u.snap.example", i);
+		assert_int_equal(ask(NULL, s, name, NOW + 10, &x), DNSNAP_OK);
+		assert_int_equal(x, (1u << 12 | i) & 0xffff);
+	}
+	assert_int_equal(ask(NULL, s, "absent.snap.example", NOW, NULL), DNSNAP_ENOTFOUND);
+	assert_int_equal(ask(NULL, s, "n1.snap.example", NOW + 3600, NULL), DNSNAP_ENOTFOUND);
+	assert_int_equal(dnsnap_snap_verify(s, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_bad_entries(s), 0);
+	dnsnap_snap_close(s);
+	dnsnap_cache_free(c);
+}
+
+static void test_expired_entries_are_not_written(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *c = filled(1, 60);
+	dnsnap_snap_write_stats_t st = { 0 };
+	assert_int_equal(dnsnap_snap_write(c, path("e.snap"), NOW + 60, &st, NULL), DNSNAP_OK);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(st.skipped, NAMES);
+	dnsnap_snap_t *s;
+	assert_int_equal(dnsnap_snap_open(path("e.snap"), &s, NULL), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(s, NULL), DNSNAP_OK);
+	dnsnap_snap_close(s);
+	dnsnap_cache_free(c);
+}
+
+static void test_a_snapshot_under_a_cache_answers_what_memory_misses(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *old = filled(1, 3600);
+	assert_int_equal(dnsnap_snap_write(old, path("u.snap"), NOW, NULL, NULL), DNSNAP_OK);
+	dnsnap_cache_free(old);
+
+	dnsnap_cache_t *c; /* the restarted resolver: empty memory */
+	assert_int_equal(dnsnap_cache_new(NULL, &c), DNSNAP_OK);
+	dnsnap_snap_t *s, *prev = (dnsnap_snap_t *)1;
+	assert_int_equal(dnsnap_snap_open(path("u.snap"), &s, NULL), DNSNAP_OK);
+	dnsnap_cache_attach(c, s, &prev);
+	assert_null(prev);
+	unsigned x = 0;
+	assert_int_equal(ask(c, NULL, "n5.snap.example", NOW + 1, &x), DNSNAP_OK);
+	assert_int_equal(x, 1u << 12 | 5);
+	wb_t w; /* memory comes first */
+	response_a(&w, "n5.snap.example", 300, 0x999);
+	assert_int_equal(dnsnap_cache_insert(c, w.b, w.n, NOW + 2, NULL, 0, &scratch, NULL),
+			 DNSNAP_OK);
+	assert_int_equal(ask(c, NULL, "n5.snap.example", NOW + 3, &x), DNSNAP_OK);
+	assert_int_equal(x, 0x999);
+	dnsnap_cache_stats_t st;
+	dnsnap_cache_stats(c, &st);
+	assert_int_equal(st.hits, 2);
+	dnsnap_cache_attach(c, NULL, &prev);
+	assert_ptr_equal(prev, s);
+	assert_int_equal(ask(c, NULL, "n6.snap.example", NOW + 1, NULL), DNSNAP_ENOTFOUND);
+	dnsnap_snap_close(s);
+	dnsnap_cache_free(c);
+}
+
+static void test_a_new_write_replaces_the_old_snapshot(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *a = filled(1, 3600), *b = filled(2, 3600);
+	assert_int_equal(dnsnap_snap_write(a, path("r.snap"), NOW, NULL, NULL), DNSNAP_OK);
+	dnsnap_snap_t *sa;
+	assert_int_equal(dnsnap_snap_open(path("r.snap"), &sa, NULL), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_write(b, path("r.snap"), NOW, NULL, NULL), DNSNAP_OK);
+	dnsnap_snap_t *sb;
+	assert_int_equal(dnsnap_snap_open(path("r.snap"), &sb, NULL), DNSNAP_OK);
+	unsigned xa = 0, xb = 0; /* a reader of the old file keeps its map */
+	assert_int_equal(ask(NULL, sa, "n7.snap.example", NOW, &xa), DNSNAP_OK);
+	assert_int_equal(ask(NULL, sb, "n7.snap.example", NOW, &xb), DNSNAP_OK);
+	assert_int_equal(xa, 1u << 12 | 7);
+	assert_int_equal(xb, 2u << 12 | 7);
+	dnsnap_snap_close(sa);
+	dnsnap_snap_close(sb);
+	dnsnap_cache_free(a);
+	dnsnap_cache_free(b);
+}
+
+static void write_file(const char *p, const void *b, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+static int open_err(const char *p, dnsnap_diag_t *d)
+{
+	dnsnap_snap_t *s = NULL;
+	int err = dnsnap_snap_open(p, &s, d);
+	dnsnap_snap_close(s);
+	return err;
+}
+
+static void test_opening_refuses_what_is_not_a_whole_snapshot(void **state)
+{
+	(void)state;
+	dnsnap_diag_t d;
+	char junk[8192];
+	memset(junk, 'x', sizeof junk);
+	write_file(path("junk"), junk, sizeof junk);
+	assert_int_equal(open_err(path("junk"), &d), DNSNAP_EMAGIC);
+	assert_non_null(strstr(d.msg, "not an LMDB file"));
+	assert_int_equal(open_err(path("missing"), &d), -ENOENT);
+
+	/* an LMDB file of someone else's */
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { 3, "abc" }, v = { 3, "def" };
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, path("other.mdb"), MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
+	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+	assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+	assert_int_equal(mdb_txn_commit(txn), 0);
+	mdb_env_close(env);
+	assert_int_equal(open_err(path("other.mdb"), &d), DNSNAP_EMAGIC);
+	assert_non_null(strstr(d.msg, "not a dnsnap snapshot"));
+
+	/* a snapshot cut short, and one of an unknown major version */
+	dnsnap_cache_t *c = filled(1, 3600);
+	assert_int_equal(dnsnap_snap_write(c, path("v.snap"), NOW, NULL, NULL), DNSNAP_OK);
+	dnsnap_cache_free(c);
+	FILE *f = fopen(path("v.snap"), "rb");
+	assert_non_null(f);
+	static uint8_t buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	assert_true(n > 8192 && n < sizeof buf);
+	write_file(path("cut.snap"), buf, n - 100);
+	assert_int_equal(open_err(path("cut.snap"), &d), DNSNAP_ETRUNC);
+	write_file(path("cut2.snap"), buf, n / 2);
+	assert_int_equal(open_err(path("cut2.snap"), &d), DNSNAP_ETRUNC);
+	uint8_t *m = NULL;
+	for (size_t i = 0; i + 4 <= n; i++)
+		if (memcmp(buf + i, "\xd5NSP", 4) == 0)
+			m = buf + i;
+	assert_non_null(m);
+	m[4] = 2; /* Format_Major 2 */
+	write_file(path("v2.snap"), buf, n);
+	assert_int_equal(open_err(path("v2.snap"), &d), DNSNAP_EVERSION);
+	assert_non_null(strstr(d.msg, "snapshot format 2.0, this dnsnap reads 1.x"));
+}
+
+static void test_verify_finds_a_changed_byte(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *c = filled(1, 3600);
+	assert_int_equal(dnsnap_snap_write(c, path("f.snap"), NOW, NULL, NULL), DNSNAP_OK);
+	dnsnap_cache_free(c);
+	int fd = open(path("f.snap"), O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t b;
+	assert_int_equal(pread(fd, &b, 1, 3 * 4096 + 100), 1);
+	b ^= 0x10;
+	assert_int_equal(pwrite(fd, &b, 1, 3 * 4096 + 100), 1);
+	close(fd);
+	dnsnap_snap_t *s;
+	dnsnap_diag_t d;
+	assert_int_equal(dnsnap_snap_open(path("f.snap"), &s, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(s, &d), DNSNAP_ECHECKSUM);
+	dnsnap_snap_close(s);
+}
+
+static void test_writing_into_a_missing_directory_names_the_file(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *c = filled(1, 3600);
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_write(c, "/nonexistent-dir/x.snap", NOW, NULL, &d);
+	assert_true(err != DNSNAP_OK);
+	assert_non_null(strstr(d.msg, "/nonexistent-dir/x.snap"));
+	dnsnap_cache_free(c);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/dnsnap-test-snap-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_written_snapshot_opens_and_answers_every_name),
+		cmocka_unit_test(test_expired_entries_are_not_written),
+		cmocka_unit_test(test_a_snapshot_under_a_cache_answers_what_memory_misses),
+		cmocka_unit_test(test_a_new_write_replaces_the_old_snapshot),
+		cmocka_unit_test(test_opening_refuses_what_is_not_a_whole_snapshot),
+		cmocka_unit_test(test_verify_finds_a_changed_byte),
+		cmocka_unit_test(test_writing_into_a_missing_directory_names_the_file),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
