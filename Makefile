@@ -58,9 +58,11 @@ deps:                                              ## install missing Debian pac
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-run: deps all $(BUILD)/bench_cache                 ## install, build, run the demo
+run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run the demo
 	$(BUILD)/dnsnap demo spec/vectors/valid/*.msg
 	$(BUILD)/bench_cache --entries $(DEMO_ENTRIES) --rounds 1
+	$(BUILD)/resolver_demo fill $(BUILD)/demo.snap $(DEMO_ENTRIES)
+	$(BUILD)/resolver_demo start $(BUILD)/demo.snap
 
 test: deps                                         ## install, build, run every test
 	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus
@@ -93,9 +95,10 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 	    -e '};/<!-- \/VECTORS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
-bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache ## benchmarks (BENCH_ARGS=--json for JSON)
+bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache $(BUILD)/bench_snap ## benchmarks (BENCH_ARGS=--json)
 	$(BUILD)/bench_encode $(BENCH_ARGS)
 	$(BUILD)/bench_cache $(BENCH_ARGS)
+	$(BUILD)/bench_snap $(BENCH_ARGS)
 
 install: all                                       ## library, headers and CLI under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
@@ -134,6 +137,10 @@ $(BUILD)/bench_encode: $(BUILD)/bench/bench_encode.o $(HELP_OBJ) $(BUILD)/libdns
 $(BUILD)/bench_cache: $(patsubst %.c,$(BUILD)/%.o,bench/bench_cache.c bench/before.c bench/mix.c) \
 		      $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
+
+$(BUILD)/bench_snap $(BUILD)/resolver_demo: $(BUILD)/%: $(BUILD)/bench/%.o $(BUILD)/bench/mix.o \
+					       $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -llmdb -ljemalloc -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \

@@ -576,32 +576,44 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* Bytes the shard's live records take as copy records. Caller holds the lock. */
+static size_t copy_need(const struct shard *s)
+{
+	size_t need = 0;
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->slots[i] != 0) {
+			const struct centry *e = slot_entry(s->slots[i]);
+			need += 6 + e->key_len + e->entry_len;
+		}
+	return need;
+}
+
 int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out)
 {
 	for (unsigned k = 0; k < NSHARDS; k++) {
 		struct shard *s = &c->shards[k];
-		struct timespec t0;
+		/* Size and touch the buffer outside the lock (its page faults cost
+		 * more than the copy): the accounted bytes are an upper bound,
+		 * unless the shard grows meanwhile, then try again. */
 		pthread_rwlock_rdlock(&s->lock);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		size_t need = 0;
-		for (size_t i = 0; i < s->cap; i++)
-			if (s->slots[i] != 0) {
-				const struct centry *e = slot_entry(s->slots[i]);
-				need += 6 + e->key_len + e->entry_len;
-			}
-		if (out->cap - out->len < need) {
-			size_t ncap = out->len + need + out->cap / 2;
-			uint8_t *np = dnsnap_malloc(ncap);
-			if (np == NULL) {
-				pthread_rwlock_unlock(&s->lock);
+		size_t est = s->bytes + 64;
+		pthread_rwlock_unlock(&s->lock);
+		uint8_t *buf;
+		struct timespec t0;
+		for (;;) {
+			if ((buf = dnsnap_malloc(est)) == NULL)
 				return DNSNAP_ENOMEM;
-			}
-			if (out->len)
-				memcpy(np, out->p, out->len);
-			dnsnap_free(out->p);
-			out->p = np;
-			out->cap = ncap;
+			memset(buf, 0, est);
+			pthread_rwlock_rdlock(&s->lock);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			size_t need = copy_need(s);
+			if (need <= est)
+				break;
+			pthread_rwlock_unlock(&s->lock);
+			dnsnap_free(buf);
+			est = need + need / 4;
 		}
+		size_t len = 0;
 		for (size_t i = 0; i < s->cap; i++) {
 			if (s->slots[i] == 0)
 				continue;
@@ -610,7 +622,7 @@ int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out)
 				out->skipped++;
 				continue;
 			}
-			uint8_t *d = out->p + out->len;
+			uint8_t *d = buf + len;
 			uint32_t hits = atomic_load_explicit(&e->hits, memory_order_relaxed);
 			d[0] = (uint8_t)e->key_len;
 			d[1] = (uint8_t)(e->key_len >> 8);
@@ -620,13 +632,16 @@ int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out)
 			memcpy(d + 6 + e->key_len, ce_entry(e), e->entry_len);
 			for (int b = 0; b < 4; b++) /* the live counter into Hits */
 				d[6 + e->key_len + 8 + b] = (uint8_t)(hits >> (8 * b));
-			out->len += 6 + e->key_len + e->entry_len;
+			len += 6 + e->key_len + e->entry_len;
 			out->n++;
 		}
 		double held = ms_since(&t0);
 		pthread_rwlock_unlock(&s->lock);
 		if (held > out->longest_ms)
 			out->longest_ms = held;
+		out->seg[k] = buf;
+		out->seg_len[k] = len;
+		out->len += len;
 	}
 	return DNSNAP_OK;
 }

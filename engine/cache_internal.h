@@ -10,11 +10,14 @@
  * Live entries copied out of the cache: records of
  *   Key_Len u16 LE | Entry_Len u32 LE | Key | Entry
  * (the export stream's framing), the entry's Hits field set to the live
- * counter. Grown with dnsnap_malloc; the caller frees p.
+ * counter, one segment per shard. The caller frees every seg[i].
  */
+#define DNSNAP_COPY_SEGS 16     /* one segment per shard */
+
 typedef struct dnsnap_copy {
-	uint8_t *p;
-	size_t len, cap;
+	uint8_t *seg[DNSNAP_COPY_SEGS];
+	size_t seg_len[DNSNAP_COPY_SEGS];
+	size_t len;              /* all segments */
 	uint64_t n;              /* records */
 	uint64_t skipped;        /* expired at now */
 	double longest_ms;       /* longest time one shard's lock was held */

@@ -92,15 +92,27 @@ static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 
 /* ----------------------------------------------------------------- write */
 
 typedef struct rec {
+	uint64_t prefix;         /* the key's first 8 bytes, big-endian, zero-padded */
 	const uint8_t *key;
 	uint32_t key_len;
 	uint32_t entry_len;
 } rec_t;
 
+/* Key order: the prefixes decide most comparisons without touching the keys. */
 static int rec_cmp(const void *a, const void *b)
 {
 	const rec_t *x = a, *y = b;
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
 	return dnsnap_key_cmp(x->key, x->key_len, y->key, y->key_len);
+}
+
+static uint64_t key_prefix(const uint8_t *k, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < 8; i++)
+		v = v << 8 | (i < n ? k[i] : 0);
+	return v;
 }
 
 /* Remove PATH.tmp.PID files whose writer no longer runs (killed mid-write). */
@@ -237,7 +249,8 @@ static int write_lmdb(const char *tmp, const rec_t *r, uint64_t n, uint64_t byte
 			need += r[i].entry_len + ps;
 	mdb_env_set_mapsize(env, (size_t)need);
 	mdb_env_set_maxdbs(env, 2);
-	rc = mdb_env_open(env, tmp, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC, 0600);
+	/* NOMEMINIT: pages are filled before they are written; no need to zero */
+	rc = mdb_env_open(env, tmp, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMEMINIT, 0600);
 	if (rc != 0) {
 		mdb_env_close(env);
 		return lmdb_err(d, tmp, "mdb_env_open", rc);
@@ -305,15 +318,20 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 	if (err == DNSNAP_OK && cp.n > 0 && (r = dnsnap_malloc(cp.n * sizeof *r)) == NULL)
 		err = DNSNAP_ENOMEM;
 	if (err != DNSNAP_OK) {
-		dnsnap_free(cp.p);
+		for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
+			dnsnap_free(cp.seg[k]);
 		return diag(d, err, 0, "%s: out of memory copying the cache", path);
 	}
-	for (size_t off = 0, i = 0; i < cp.n; i++) {
-		r[i].key_len = get16(cp.p + off);
-		r[i].entry_len = get32(cp.p + off + 2);
-		r[i].key = cp.p + off + 6;
-		off += 6 + r[i].key_len + r[i].entry_len;
-	}
+	size_t i = 0;
+	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
+		for (size_t off = 0; off < cp.seg_len[k]; i++) {
+			const uint8_t *p = cp.seg[k] + off;
+			r[i].key_len = get16(p);
+			r[i].entry_len = get32(p + 2);
+			r[i].key = p + 6;
+			r[i].prefix = key_prefix(r[i].key, r[i].key_len);
+			off += 6 + r[i].key_len + r[i].entry_len;
+		}
 	if (cp.n > 1)
 		qsort(r, cp.n, sizeof *r, rec_cmp);
 
@@ -350,7 +368,8 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 	}
 out:
 	dnsnap_free(r);
-	dnsnap_free(cp.p);
+	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
+		dnsnap_free(cp.seg[k]);
 	return err;
 }
 
