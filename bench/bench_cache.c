@@ -62,6 +62,7 @@
 
 #include "before.h"
 #include "dnsnap.h"
+#include "timing.h"
 #include "mix.h"
 
 #define NOW 1700000000u
@@ -109,13 +110,6 @@ static int build_query(size_t i, uint8_t *buf, size_t cap, size_t *len, void *ar
 
 /* ---------------------------------------------------------- measurement */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 typedef struct heap_stats {
 	uint64_t allocated;
 	uint64_t requests;
@@ -137,32 +131,6 @@ static int heap_stats(heap_stats_t *s)
 	s->allocated = allocated;
 	s->requests = small + large;
 	return rc;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The median cost of an empty timed region. */
-static uint32_t timer_overhead(void)
-{
-	enum { K = 100001 };
-	static uint32_t d[K];
-	for (int k = 0; k < K; k++) {
-		uint64_t a = now_ns();
-		uint64_t b = now_ns();
-		d[k] = (uint32_t)(b - a);
-	}
-	qsort(d, K, sizeof d[0], cmp_u32);
-	return d[K / 2];
 }
 
 typedef struct result {

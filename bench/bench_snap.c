@@ -76,6 +76,7 @@
 #include <unistd.h>
 
 #include "dnsnap.h"
+#include "timing.h"
 #include "mix.h"
 
 extern char **environ;
@@ -90,25 +91,6 @@ extern char **environ;
 #define TARGET_FIRST_ANSWER_MS 10.0
 #define TARGET_LOOKUP_NS 1000.0
 #define TARGET_FILE_OVER_ENCODED 1.25
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static double median(double *v, int n)
 {
@@ -133,20 +115,6 @@ static void die(const char *what, int rc, const dnsnap_diag_t *diag)
 		dnsnap_errname(rc) ? dnsnap_errname(rc) : strerror(rc < 0 ? -rc : rc), rc,
 		diag && diag->msg[0] ? ": " : "", diag && diag->msg[0] ? diag->msg : "");
 	exit(1);
-}
-
-/* The median cost of an empty timed region. */
-static uint32_t timer_overhead(void)
-{
-	enum { K = 100001 };
-	static uint32_t d[K];
-	for (int k = 0; k < K; k++) {
-		uint64_t a = now_ns();
-		uint64_t b = now_ns();
-		d[k] = (uint32_t)(b - a);
-	}
-	qsort(d, K, sizeof d[0], cmp_u32);
-	return d[K / 2];
 }
 
 static unsigned ancount(const uint8_t *msg)

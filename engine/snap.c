@@ -35,6 +35,7 @@
 #include <lmdb.h>
 #include <xxhash.h>
 
+#include "../format/internal.h"
 #include "alloc.h"
 #include "cache_internal.h"
 #include "dnsnap.h"
@@ -63,21 +64,6 @@ struct dnsnap_snap {
 	char path[];
 };
 
-static int diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-#include <stdarg.h>
-static int diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
-{
-	if (d != NULL) {
-		va_list ap;
-		d->offset = off;
-		va_start(ap, fmt);
-		vsnprintf(d->msg, sizeof d->msg, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
@@ -154,15 +140,15 @@ static int lmdb_err(dnsnap_diag_t *d, const char *path, const char *what, int rc
 		off_t size = stat(path, &st) == 0 ? st.st_size : 0;
 		if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 		    (rlim_t)size + 65536 >= rl.rlim_cur)
-			return diag(d, -EFBIG, 0, "%s: %s: file size limit reached (%llu bytes)",
+			return dnsnap__diag(d, -EFBIG, 0, "%s: %s: file size limit reached (%llu bytes)",
 				    path, what, (unsigned long long)rl.rlim_cur);
 		if (statvfs(path, &vs) == 0 && (uint64_t)vs.f_bavail * vs.f_frsize < 1u << 20)
-			return diag(d, -ENOSPC, 0, "%s: %s: no space left on the device", path,
+			return dnsnap__diag(d, -ENOSPC, 0, "%s: %s: no space left on the device", path,
 				    what);
 	}
 	if (rc > 0)
-		return diag(d, -rc, 0, "%s: %s: %s", path, what, strerror(rc));
-	return diag(d, DNSNAP_ELMDB, 0, "%s: %s: %s", path, what, mdb_strerror(rc));
+		return dnsnap__diag(d, -rc, 0, "%s: %s: %s", path, what, strerror(rc));
+	return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s: %s", path, what, mdb_strerror(rc));
 }
 
 /* The meta record (spec/FORMAT.md, "Snapshot meta record"). */
@@ -193,11 +179,11 @@ static int write_trailer(int fd, dnsnap_diag_t *d, const char *tmp)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
-		return diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
 	uint64_t len = (uint64_t)st.st_size;
 	void *m = len ? mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0) : NULL;
 	if (len && m == MAP_FAILED)
-		return diag(d, -errno, 0, "%s: mmap: %s", tmp, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: mmap: %s", tmp, strerror(errno));
 	uint64_t h = XXH3_64bits(m, len);
 	if (m)
 		munmap(m, len);
@@ -207,10 +193,10 @@ static int write_trailer(int fd, dnsnap_diag_t *d, const char *tmp)
 	put64(t + 8, len);
 	put64(t + 16, h);
 	if (pwrite(fd, t, sizeof t, (off_t)len) != (ssize_t)sizeof t)
-		return diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s", tmp,
+		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s", tmp,
 			    strerror(errno ? errno : EIO));
 	if (fsync(fd) != 0)
-		return diag(d, -errno, 0, "%s: fsync: %s", tmp, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: fsync: %s", tmp, strerror(errno));
 	return DNSNAP_OK;
 }
 
@@ -260,7 +246,7 @@ static int write_lmdb(const char *tmp, const rec_t *r, uint64_t n, uint64_t byte
 	XXH3_state_t *xs = XXH3_createState();
 	if (xs == NULL) {
 		mdb_env_close(env);
-		return diag(d, DNSNAP_ENOMEM, 0, "out of memory");
+		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 	}
 	XXH3_64bits_reset(xs);
 	const char *what = "mdb_txn_begin";
@@ -310,7 +296,7 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
 {
 	if (c == NULL || path == NULL)
-		return diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	remove_stale(path);
 	dnsnap_copy_t cp = { 0 };
 	int err = dnsnap__cache_copy_live(c, now, &cp);
@@ -320,7 +306,7 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 	if (err != DNSNAP_OK) {
 		for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
 			dnsnap_free(cp.seg[k]);
-		return diag(d, err, 0, "%s: out of memory copying the cache", path);
+		return dnsnap__diag(d, err, 0, "%s: out of memory copying the cache", path);
 	}
 	size_t i = 0;
 	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
@@ -337,7 +323,7 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 
 	char tmp[4096];
 	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-		err = diag(d, DNSNAP_EINVAL, 0, "%s: path too long", path);
+		err = dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: path too long", path);
 		goto out;
 	}
 	unlink(tmp);
@@ -345,7 +331,7 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 	if (err == DNSNAP_OK) {
 		int fd = open(tmp, O_RDWR);
 		if (fd < 0)
-			err = diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
+			err = dnsnap__diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
 		else {
 			err = write_trailer(fd, d, tmp);
 			struct stat st;
@@ -355,7 +341,7 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 		}
 	}
 	if (err == DNSNAP_OK && rename(tmp, path) != 0)
-		err = diag(d, -errno, 0, "%s: rename: %s", path, strerror(errno));
+		err = dnsnap__diag(d, -errno, 0, "%s: rename: %s", path, strerror(errno));
 	if (err != DNSNAP_OK)
 		unlink(tmp);
 	else
@@ -378,16 +364,16 @@ out:
 static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, dnsnap_diag_t *d)
 {
 	if (len < 12 || memcmp(m, snap_magic, 4) != 0)
-		return diag(d, DNSNAP_EMAGIC, 0, "%s: not a dnsnap snapshot (meta record)", s->path);
+		return dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not a dnsnap snapshot (meta record)", s->path);
 	unsigned major = get16(m + 4), minor = get16(m + 6), hsize = get16(m + 8);
 	if (major != DNSNAP_FORMAT_MAJOR)
-		return diag(d, DNSNAP_EVERSION, 4, "%s: snapshot format %u.%u, this dnsnap reads %d.x",
+		return dnsnap__diag(d, DNSNAP_EVERSION, 4, "%s: snapshot format %u.%u, this dnsnap reads %d.x",
 			    s->path, major, minor, DNSNAP_FORMAT_MAJOR);
 	if (get16(m + 10) != 0)
-		return diag(d, DNSNAP_ERESERVED, 10, "%s: reserved meta flags", s->path);
+		return dnsnap__diag(d, DNSNAP_ERESERVED, 10, "%s: reserved meta flags", s->path);
 	if (len < 39 || len < 39u + m[38] || hsize < 39u + m[38] || hsize > len || m[29] != 8 ||
 	    m[28] != 1)
-		return diag(d, DNSNAP_ETRUNC, 8, "%s: meta record of %zu bytes is cut or malformed",
+		return dnsnap__diag(d, DNSNAP_ETRUNC, 8, "%s: meta record of %zu bytes is cut or malformed",
 			    s->path, len);
 	s->info.major = major;
 	s->info.minor = minor;
@@ -405,22 +391,22 @@ static int check_file(dnsnap_snap_t *s, dnsnap_diag_t *d)
 {
 	int fd = open(s->path, O_RDONLY);
 	if (fd < 0)
-		return diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
 	struct stat st;
 	uint8_t head[32], t[TRAILER_LEN];
 	int err = DNSNAP_OK;
 	if (fstat(fd, &st) != 0)
-		err = diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
+		err = dnsnap__diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
 	else if (st.st_size < (off_t)sizeof head ||
 		 pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
 		 get32(head + 16) != 0xBEEFC0DE) /* LMDB's meta page magic */
-		err = diag(d, DNSNAP_EMAGIC, 0, "%s: not an LMDB file", s->path);
+		err = dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not an LMDB file", s->path);
 	else if (st.st_size < TRAILER_LEN + 4096 ||
 		 pread(fd, t, sizeof t, st.st_size - TRAILER_LEN) != (ssize_t)sizeof t ||
 		 memcmp(t, trailer_magic, 4) != 0)
 		s->no_trailer = 1; /* a plain LMDB file, or a cut snapshot: open tells */
 	else if (get64(t + 8) != (uint64_t)st.st_size - TRAILER_LEN)
-		err = diag(d, DNSNAP_ETRUNC, (size_t)st.st_size,
+		err = dnsnap__diag(d, DNSNAP_ETRUNC, (size_t)st.st_size,
 			   "%s: %llu bytes, the trailer says %llu", s->path,
 			   (unsigned long long)st.st_size,
 			   (unsigned long long)(get64(t + 8) + TRAILER_LEN));
@@ -441,10 +427,10 @@ static int guard_map(dnsnap_snap_t *s, const void *inside, size_t mapsize, size_
 {
 	struct stat st;
 	if (stat(s->path, &st) != 0)
-		return diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
 	FILE *f = fopen("/proc/self/maps", "r");
 	if (f == NULL)
-		return diag(d, -errno, 0, "/proc/self/maps: %s", strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "/proc/self/maps: %s", strerror(errno));
 	char line[512];
 	uintptr_t p = (uintptr_t)inside, base = 0;
 	while (fgets(line, sizeof line, f) != NULL) {
@@ -457,12 +443,12 @@ static int guard_map(dnsnap_snap_t *s, const void *inside, size_t mapsize, size_
 	}
 	fclose(f);
 	if (base == 0)
-		return diag(d, DNSNAP_ELMDB, 0, "%s: the map was not found", s->path);
+		return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: the map was not found", s->path);
 	s->map = (const uint8_t *)base;
 	if (mapsize > file_pages &&
 	    mmap((uint8_t *)base + file_pages, mapsize - file_pages, PROT_READ,
 		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
-		return diag(d, -errno, 0, "%s: mapping the guard: %s", s->path, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: mapping the guard: %s", s->path, strerror(errno));
 	return DNSNAP_OK;
 }
 
@@ -474,7 +460,7 @@ static int find_root(dnsnap_snap_t *s, MDB_txn *txn, dnsnap_diag_t *d)
 	MDB_val k = { 7, (void *)"entries" }, v;
 	if (mdb_dbi_open(txn, NULL, 0, &main) != 0 || mdb_get(txn, main, &k, &v) != 0 ||
 	    v.mv_size < 48)
-		return diag(d, DNSNAP_EMAGIC, 0, "%s: no entries database", s->path);
+		return dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: no entries database", s->path);
 	s->root = get64((const uint8_t *)v.mv_data + 40);
 	return DNSNAP_OK;
 }
@@ -482,11 +468,11 @@ static int find_root(dnsnap_snap_t *s, MDB_txn *txn, dnsnap_diag_t *d)
 int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 {
 	if (path == NULL || out == NULL)
-		return diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	size_t pl = strlen(path);
 	dnsnap_snap_t *s = dnsnap_calloc(1, sizeof *s + pl + 1);
 	if (s == NULL)
-		return diag(d, DNSNAP_ENOMEM, 0, "out of memory");
+		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 	memcpy(s->path, path, pl + 1);
 	int err = check_file(s, d);
 	if (err != DNSNAP_OK) {
@@ -516,13 +502,13 @@ int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 	if (rc == 0 && (rc = mdb_env_info(s->env, &ei)) == 0 && (rc = mdb_env_stat(s->env, &es)) == 0 &&
 	    (s->npages = (uint64_t)ei.me_last_pgno + 1, s->psize = es.ms_psize,
 	     s->npages * es.ms_psize > s->data_len)) {
-		err = diag(d, DNSNAP_ETRUNC, 0, "%s: LMDB pages end at %llu, the file's data at %llu",
+		err = dnsnap__diag(d, DNSNAP_ETRUNC, 0, "%s: LMDB pages end at %llu, the file's data at %llu",
 			   path, (unsigned long long)((ei.me_last_pgno + 1) * es.ms_psize),
 			   (unsigned long long)s->data_len);
 		goto fail;
 	}
 	if (rc != 0) {
-		err = diag(d, rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ? DNSNAP_EMAGIC
+		err = dnsnap__diag(d, rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ? DNSNAP_EMAGIC
 								  : DNSNAP_ELMDB,
 			   0, "%s: %s", path, mdb_strerror(rc));
 		goto fail;
@@ -531,18 +517,18 @@ int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 	MDB_dbi meta;
 	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v;
 	if ((rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
-		err = diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
+		err = dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
 		goto fail;
 	}
 	if (mdb_dbi_open(txn, "meta", 0, &meta) != 0 || mdb_dbi_open(txn, "entries", 0, &s->entries) != 0 ||
 	    mdb_get(txn, meta, &k, &v) != 0) {
 		mdb_txn_abort(txn);
-		err = diag(d, DNSNAP_EMAGIC, 0, "%s: an LMDB file that is not a dnsnap snapshot", path);
+		err = dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: an LMDB file that is not a dnsnap snapshot", path);
 		goto fail;
 	}
 	if (s->no_trailer) {
 		mdb_txn_abort(txn);
-		err = diag(d, DNSNAP_ETRUNC, (size_t)s->info.file_size,
+		err = dnsnap__diag(d, DNSNAP_ETRUNC, (size_t)s->info.file_size,
 			   "%s: a dnsnap snapshot without its trailer: truncated", path);
 		goto fail;
 	}
@@ -553,7 +539,7 @@ int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 		err = find_root(s, txn, d);
 	/* commit, not abort: only a committed transaction keeps its dbi handles */
 	if ((rc = mdb_txn_commit(txn)) != 0 && err == DNSNAP_OK)
-		err = diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
+		err = dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
 	if (err != DNSNAP_OK)
 		goto fail;
 	*out = s;
@@ -742,21 +728,21 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 {
 	if (s == NULL)
-		return diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	if (XXH3_64bits(s->map, s->data_len) != s->file_hash)
-		return diag(d, DNSNAP_ECHECKSUM, 0, "%s: file checksum mismatch", s->path);
+		return dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: file checksum mismatch", s->path);
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
 	if (rc == 0 && (rc = mdb_cursor_open(txn, s->entries, &cur)) != 0)
 		mdb_txn_abort(txn);
 	if (rc != 0)
-		return diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
+		return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
 	XXH3_state_t *xs = XXH3_createState();
 	if (xs == NULL) {
 		mdb_cursor_close(cur);
 		mdb_txn_abort(txn);
-		return diag(d, DNSNAP_ENOMEM, 0, "out of memory");
+		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 	}
 	XXH3_64bits_reset(xs);
 	MDB_val k, v, pk = { 0, NULL };
@@ -768,12 +754,12 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 		char kname[300];
 		int e;
 		if (!in_data(s, k.mv_data, k.mv_size) || !in_data(s, v.mv_data, v.mv_size)) {
-			err = diag(d, DNSNAP_ECHECKSUM, 0, "%s: entry %llu lies outside the file",
+			err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: entry %llu lies outside the file",
 				   s->path, (unsigned long long)n);
 			break;
 		}
 		if ((e = dnsnap_key_decode(k.mv_data, k.mv_size, &key, &ed)) != DNSNAP_OK)
-			err = diag(d, e, ed.offset, "%s: entry %llu: key: %s", s->path,
+			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", s->path,
 				   (unsigned long long)n, ed.msg);
 		else if ((e = dnsnap_entry_validate(v.mv_data, v.mv_size, &ed)) != DNSNAP_OK) {
 			/* name the entry by its key's name, as a tool user knows it */
@@ -784,11 +770,11 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 				kname[o++] = '.';
 			}
 			kname[o] = 0;
-			err = diag(d, e, ed.offset, "%s: entry %llu (%s type %u) at offset 0x%zx: %s",
+			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s type %u) at offset 0x%zx: %s",
 				   s->path, (unsigned long long)n, o ? kname : ".", key.qtype,
 				   ed.offset, ed.msg);
 		} else if (n > 0 && dnsnap_key_cmp(pk.mv_data, pk.mv_size, k.mv_data, k.mv_size) >= 0)
-			err = diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order", s->path,
+			err = dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order", s->path,
 				   (unsigned long long)n);
 		uint8_t fr[6];
 		put16(fr, (uint16_t)k.mv_size);
@@ -800,12 +786,12 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 		n++;
 	}
 	if (err == DNSNAP_OK && rc != MDB_NOTFOUND && rc != 0)
-		err = diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
+		err = dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
 	if (err == DNSNAP_OK && n != s->info.entry_count)
-		err = diag(d, DNSNAP_ECHECKSUM, 20, "%s: %llu entries, the meta record says %llu",
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 20, "%s: %llu entries, the meta record says %llu",
 			   s->path, (unsigned long long)n, (unsigned long long)s->info.entry_count);
 	if (err == DNSNAP_OK && XXH3_64bits_digest(xs) != s->info.digest)
-		err = diag(d, DNSNAP_ECHECKSUM, 30, "%s: digest mismatch", s->path);
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 30, "%s: digest mismatch", s->path);
 	XXH3_freeState(xs);
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
