@@ -297,7 +297,7 @@ static int name_at_eq(const uint8_t *buf, size_t t, const uint8_t *n)
 		if (c == 0)
 			return 1;
 		for (size_t k = 1; k <= c; k++)
-			if (lower(buf[t + k]) != lower(n[k]))
+			if (dnsnap__lower[buf[t + k]] != dnsnap__lower[n[k]])
 				return 0;
 		t += 1 + (size_t)c;
 		n += 1 + (size_t)c;

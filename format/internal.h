@@ -27,8 +27,6 @@ static inline void st32le(uint8_t *p, uint32_t v)
 }
 static inline void st16be(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 
-static inline uint8_t lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c; }
-
 /* ASCII lower-casing as a table: one load a byte on the hot paths. */
 extern const uint8_t dnsnap__lower[256];
 
@@ -141,7 +139,6 @@ int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off);
 #define TYPE_SOA   6
 #define TYPE_AAAA  28
 #define TYPE_OPT   41
-#define TYPE_RRSIG 46
 #define TYPE_TSIG  250
 #define CLASS_IN   1
 #define RCODE_NXDOMAIN 3
