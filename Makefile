@@ -10,7 +10,7 @@ WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WER
 CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
-LDLIBS_LIB  = -llmdb -lxxhash -pthread
+LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
 LDLIBS_TEST = -lldns -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
 LDLIBS_CLI  = -lldns $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
@@ -149,6 +149,6 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) $(ENGINE_SRC) \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
-		-llmdb -lxxhash -o $@
+		-llmdb -lxxhash -lzstd -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

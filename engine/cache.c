@@ -406,7 +406,10 @@ int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_
 	struct centry *e = dnsnap_malloc(sizeof *e + key_len + entry_len);
 	if (e == NULL)
 		return DNSNAP_ENOMEM;
-	atomic_init(&e->hits, 0);
+	/* the entry's Hits (a snapshot's or stream's count) seeds the live one */
+	atomic_init(&e->hits, entry_len >= 12 ? (uint32_t)entry[8] | (uint32_t)entry[9] << 8 |
+					  (uint32_t)entry[10] << 16 | (uint32_t)entry[11] << 24
+					    : 0);
 	atomic_init(&e->visited, 0);
 	e->unused = 0;
 	e->key_len = (uint16_t)key_len;

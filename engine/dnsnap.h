@@ -141,7 +141,8 @@ int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint3
 
 /**
  * Insert an already encoded key and entry (from a snapshot or an export
- * stream: validate them first). The bytes are copied.
+ * stream: validate them first). The bytes are copied; the entry's Hits field
+ * becomes the starting value of its live hit counter.
  */
 int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 			      const uint8_t *entry, size_t entry_len);
@@ -275,6 +276,47 @@ uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
  * NULL to detach. The cache does not own the snapshot.
  */
 void dnsnap_cache_attach(dnsnap_cache_t *c, dnsnap_snap_t *s, dnsnap_snap_t **old);
+
+/* --------------------------------------------------------- export stream */
+
+/**
+ * Call @p fn for every entry of @p s in key order (an LMDB read transaction
+ * and cursor; keys and entries point into the map and are NOT validated).
+ * Return non-zero from @p fn to stop; that value is returned.
+ * @return DNSNAP_OK, fn's value, DNSNAP_ELMDB, DNSNAP_ECHECKSUM (a record
+ *         lies outside the file), DNSNAP_EINVAL
+ */
+int dnsnap_snap_foreach(dnsnap_snap_t *s,
+			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+				  const uint8_t *entry, size_t entry_len),
+			void *arg);
+
+/**
+ * Write the export stream of @p s (spec/FORMAT.md, "Export stream") to @p fd:
+ * zstd at @p level (0 = 3), content checksum on, in constant memory. Every
+ * key and entry is checked before it is written.
+ *
+ * @param top_n  0 = every entry (the stream's Checksum is then the snapshot's
+ *               Digest); else only the top_n entries by Hits (ties: the
+ *               smaller key), still in key order; memory O(top_n)
+ * @return DNSNAP_OK; DNSNAP_EZSTD; -errno (writing fd); the error of a bad
+ *         key or entry in the snapshot; DNSNAP_ENOMEM. On error, what was
+ *         written to fd is not a valid stream.
+ */
+int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n, dnsnap_diag_t *d);
+
+/**
+ * Read an export stream from @p fd and publish its entries live at @p now as
+ * a snapshot at @p path (dnsnap_snap_write()). Everything is checked first:
+ * magic and version, every key and entry, key order, the count and checksum
+ * of the end record, the zstd checksum; on any error nothing is written and
+ * an existing file at @p path is untouched. Hit counts carry over.
+ * @return DNSNAP_OK; DNSNAP_EMAGIC, DNSNAP_EVERSION, DNSNAP_ETRUNC,
+ *         DNSNAP_ECHECKSUM, DNSNAP_EZSTD, DNSNAP_EFIELD, DNSNAP_ERESERVED or an
+ *         entry's error, with diag->offset in the decompressed stream; -errno;
+ *         an error of dnsnap_snap_write()
+ */
+int dnsnap_import(int fd, const char *path, uint32_t now, dnsnap_diag_t *d);
 
 #ifdef __cplusplus
 }

@@ -797,3 +797,39 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 	mdb_txn_abort(txn);
 	return err;
 }
+
+/* ---------------------------------------------------------------- export */
+
+int dnsnap_snap_foreach(dnsnap_snap_t *s,
+			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+				  const uint8_t *entry, size_t entry_len),
+			void *arg)
+{
+	if (s == NULL || fn == NULL)
+		return DNSNAP_EINVAL;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+	if (rc == 0 && (rc = mdb_cursor_open(txn, s->entries, &cur)) != 0)
+		mdb_txn_abort(txn);
+	if (rc != 0)
+		return DNSNAP_ELMDB;
+	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+	MDB_val k, v;
+	int ret = DNSNAP_OK, first = 1;
+	while ((rc = mdb_cursor_get(cur, &k, &v, first ? MDB_FIRST : MDB_NEXT)) == 0) {
+		first = 0;
+		if (!in_data(s, k.mv_data, k.mv_size) || !in_data(s, v.mv_data, v.mv_size)) {
+			ret = DNSNAP_ECHECKSUM;
+			break;
+		}
+		if ((ret = fn(arg, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) != 0)
+			break;
+	}
+	if (ret == DNSNAP_OK && rc != 0 && rc != MDB_NOTFOUND)
+		ret = DNSNAP_ELMDB;
+	atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return ret;
+}

@@ -1,0 +1,700 @@
+/*
+ * export.c: the export stream (spec/FORMAT.md, "Export stream"): a snapshot's
+ * entries as zstd-compressed, byte-order-free records, and back.
+ *
+ *   Stream_Header | Record* | End_Record
+ *
+ * Writing walks the snapshot in key order and compresses as it goes (one
+ * input buffer, one output buffer: constant memory). top_n first walks the
+ * snapshot once keeping a min-heap of the top_n (Hits, key), sorts the kept
+ * keys, then walks again writing those.
+ *
+ * Reading decompresses into a small window and parses record by record; the
+ * entries go into a fresh cache, which is published with dnsnap_snap_write()
+ * only once the end record, the zstd checksum and the end of input are seen.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "../format/internal.h"
+#include "alloc.h"
+#include "dnsnap.h"
+
+static const uint8_t stream_magic[4] = { 0xd5, 'N', 'S', 'X' };
+
+#define HDR_FIXED 12
+#define END_LEN 18
+#define TLV_CREATED_AT 1
+#define TLV_WRITER 2
+#define TLV_ENTRY_COUNT 3
+#define SECTION_KEY_LEN 0xffff
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
+static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> 8 * i); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+/* ----------------------------------------------------------------- write */
+
+typedef struct wr {
+	int fd;
+	ZSTD_CCtx *cc;
+	uint8_t *in, *out;
+	size_t in_len, in_cap, out_cap;
+	XXH3_state_t *xs;
+	dnsnap_diag_t *d;
+	int err;
+	/* the records */
+	uint64_t n, expect;
+	const uint8_t *prev;     /* the previous key (in the map: valid all walk long) */
+	size_t prev_len;
+	/* top_n: the kept keys, sorted; NULL = all */
+	struct kept *keep;
+	size_t keep_n, keep_i;
+} wr_t;
+
+static int write_all(wr_t *w, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int e = k < 0 ? errno : EIO;
+			return w->err = dnsnap__diag(w->d, -e, 0, "export: write: %s", strerror(e));
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return DNSNAP_OK;
+}
+
+/* Compress what is buffered; with ZSTD_e_end, finish the frame. */
+static int wr_flush(wr_t *w, ZSTD_EndDirective mode)
+{
+	ZSTD_inBuffer ib = { w->in, w->in_len, 0 };
+	for (;;) {
+		ZSTD_outBuffer ob = { w->out, w->out_cap, 0 };
+		size_t left = ZSTD_compressStream2(w->cc, &ob, &ib, mode);
+		if (ZSTD_isError(left))
+			return w->err = dnsnap__diag(w->d, DNSNAP_EZSTD, 0, "export: zstd: %s",
+						     ZSTD_getErrorName(left));
+		if (ob.pos > 0 && write_all(w, w->out, ob.pos) != DNSNAP_OK)
+			return w->err;
+		if (mode == ZSTD_e_end ? left == 0 : ib.pos == ib.size)
+			break;
+	}
+	w->in_len = 0;
+	return DNSNAP_OK;
+}
+
+static int wr_put(wr_t *w, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		size_t k = w->in_cap - w->in_len < n ? w->in_cap - w->in_len : n;
+		memcpy(w->in + w->in_len, p, k);
+		w->in_len += k;
+		p += k;
+		n -= k;
+		if (w->in_len == w->in_cap && wr_flush(w, ZSTD_e_continue) != DNSNAP_OK)
+			return w->err;
+	}
+	return DNSNAP_OK;
+}
+
+/* Name an entry for a message: its key's labels (stored reversed), dotted. */
+static void key_name(const uint8_t *key, size_t len, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len && key[i] != 0 && o + 66 < cap; i += 1u + key[i]) {
+		size_t l = key[i];
+		if (i + 1 + l > len)
+			break;
+		for (size_t j = 0; j < l; j++) {
+			uint8_t c = key[i + 1 + j];
+			out[o++] = c > 0x20 && c < 0x7f ? (char)c : '?';
+		}
+		out[o++] = '.';
+	}
+	if (o == 0)
+		out[o++] = '.';
+	out[o] = 0;
+}
+
+/* Check a record before it is written: key, entry, key order. */
+static int check_rec(wr_t *w, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		     size_t entry_len)
+{
+	dnsnap_key_t k;
+	dnsnap_diag_t ed;
+	char name[80];
+	int e;
+	if ((e = dnsnap_key_decode(key, key_len, &k, &ed)) != DNSNAP_OK)
+		return w->err = dnsnap__diag(w->d, e, ed.offset, "export: entry %llu: key: %s",
+					     (unsigned long long)w->n, ed.msg);
+	if (entry_len > DNSNAP_ENTRY_MAX ||
+	    (e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
+		key_name(key, key_len, name, sizeof name);
+		if (entry_len > DNSNAP_ENTRY_MAX)
+			e = DNSNAP_ETOOBIG, ed.offset = 0, snprintf(ed.msg, sizeof ed.msg, "too long");
+		return w->err = dnsnap__diag(w->d, e, ed.offset, "export: entry %llu (%s): %.60s",
+					     (unsigned long long)w->n, name, ed.msg);
+	}
+	if (w->prev != NULL && dnsnap_key_cmp(w->prev, w->prev_len, key, key_len) >= 0)
+		return w->err = dnsnap__diag(w->d, DNSNAP_EFIELD, 0,
+					     "export: entry %llu out of key order",
+					     (unsigned long long)w->n);
+	w->prev = key;
+	w->prev_len = key_len;
+	return DNSNAP_OK;
+}
+
+struct kept {
+	uint32_t hits;
+	uint16_t key_len;
+	uint8_t *key;
+};
+
+static int kept_cmp_key(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+	return dnsnap_key_cmp(x->key, x->key_len, y->key, y->key_len);
+}
+
+static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		     size_t entry_len)
+{
+	wr_t *w = arg;
+	if (w->keep != NULL) {
+		/* both in key order: advance through the kept keys */
+		if (w->keep_i >= w->keep_n)
+			return 1; /* done: stop the walk */
+		const struct kept *k = &w->keep[w->keep_i];
+		if (k->key_len != key_len || memcmp(k->key, key, key_len) != 0)
+			return 0;
+		w->keep_i++;
+	}
+	if (check_rec(w, key, key_len, entry, entry_len) != DNSNAP_OK)
+		return w->err;
+	uint8_t fr[6];
+	put16(fr, (uint16_t)key_len);
+	put32(fr + 2, (uint32_t)entry_len);
+	XXH3_64bits_update(w->xs, fr, 6);
+	XXH3_64bits_update(w->xs, key, key_len);
+	XXH3_64bits_update(w->xs, entry, entry_len);
+	if (wr_put(w, fr, 6) != DNSNAP_OK || wr_put(w, key, key_len) != DNSNAP_OK ||
+	    wr_put(w, entry, entry_len) != DNSNAP_OK)
+		return w->err;
+	w->n++;
+	return 0;
+}
+
+/* top_n, first walk: a min-heap on (Hits, then the larger key is smaller). */
+typedef struct heap {
+	struct kept *h;
+	size_t n, cap;
+	int err;
+} heap_t;
+
+/* a is worse than b: fewer hits, or as many and a larger key */
+static int worse(const struct kept *a, const struct kept *b)
+{
+	if (a->hits != b->hits)
+		return a->hits < b->hits;
+	return dnsnap_key_cmp(a->key, a->key_len, b->key, b->key_len) > 0;
+}
+
+static void sift_down(heap_t *hp, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < hp->n && worse(&hp->h[l], &hp->h[m]))
+			m = l;
+		if (r < hp->n && worse(&hp->h[r], &hp->h[m]))
+			m = r;
+		if (m == i)
+			return;
+		struct kept t = hp->h[i];
+		hp->h[i] = hp->h[m];
+		hp->h[m] = t;
+		i = m;
+	}
+}
+
+static int heap_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		    size_t entry_len)
+{
+	heap_t *hp = arg;
+	if (key_len == 0 || key_len > DNSNAP_KEY_MAX || entry_len < 12)
+		return 0; /* the second walk reports it, if kept */
+	struct kept k = { get32(entry + 8), (uint16_t)key_len, (uint8_t *)key };
+	if (hp->n == hp->cap) {
+		if (!worse(&hp->h[0], &k))
+			return 0;
+		/* replace the worst, reusing its key buffer (DNSNAP_KEY_MAX bytes) */
+		memcpy(hp->h[0].key, key, key_len);
+		hp->h[0].hits = k.hits;
+		hp->h[0].key_len = k.key_len;
+		sift_down(hp, 0);
+		return 0;
+	}
+	if ((k.key = dnsnap_malloc(DNSNAP_KEY_MAX)) == NULL)
+		return hp->err = DNSNAP_ENOMEM;
+	memcpy(k.key, key, key_len);
+	size_t i = hp->n++;
+	hp->h[i] = k;
+	while (i > 0 && worse(&hp->h[i], &hp->h[(i - 1) / 2])) { /* sift up */
+		struct kept t = hp->h[i];
+		hp->h[i] = hp->h[(i - 1) / 2];
+		hp->h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static size_t stream_header(uint8_t *h, const dnsnap_snap_info_t *info, uint64_t count)
+{
+	char writer[128], host[64] = "?";
+	gethostname(host, sizeof host - 1);
+	int wl = snprintf(writer, sizeof writer, "dnsnap %s on %s", DNSNAP_VERSION, host);
+	if (wl < 0 || wl > 127)
+		wl = 127;
+	size_t o = HDR_FIXED;
+	memcpy(h, stream_magic, 4);
+	put16(h + 4, DNSNAP_FORMAT_MAJOR);
+	put16(h + 6, DNSNAP_FORMAT_MINOR);
+	put16(h + 10, 0);
+	h[o] = TLV_CREATED_AT;
+	put16(h + o + 1, 8);
+	put64(h + o + 3, info->created_at);
+	o += 11;
+	h[o] = TLV_WRITER;
+	put16(h + o + 1, (uint16_t)wl);
+	memcpy(h + o + 3, writer, (size_t)wl);
+	o += 3 + (size_t)wl;
+	h[o] = TLV_ENTRY_COUNT;
+	put16(h + o + 1, 8);
+	put64(h + o + 3, count);
+	o += 11;
+	put16(h + 8, (uint16_t)o);
+	return o;
+}
+
+int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n, dnsnap_diag_t *d)
+{
+	if (s == NULL || fd < 0)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	dnsnap_snap_info_t info;
+	dnsnap_snap_info(s, &info);
+	wr_t w = { .fd = fd, .d = d };
+	heap_t hp = { 0 };
+	int err = DNSNAP_OK;
+	if (top_n != 0 && top_n < info.entry_count) {
+		hp.cap = (size_t)top_n;
+		if ((hp.h = dnsnap_malloc(hp.cap * sizeof *hp.h)) == NULL) {
+			err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "export: out of memory (top %llu)",
+					   (unsigned long long)top_n);
+			goto out;
+		}
+		err = dnsnap_snap_foreach(s, heap_rec, &hp);
+		if (err == DNSNAP_OK)
+			err = hp.err;
+		if (err != DNSNAP_OK) {
+			err = dnsnap__diag(d, err, 0, "export: reading the snapshot: %s",
+					   dnsnap_strerror(err));
+			goto out;
+		}
+		qsort(hp.h, hp.n, sizeof *hp.h, kept_cmp_key);
+		w.keep = hp.h;
+		w.keep_n = hp.n;
+		w.expect = hp.n;
+	} else
+		w.expect = info.entry_count;
+
+	w.cc = ZSTD_createCCtx();
+	w.in_cap = ZSTD_CStreamInSize();
+	w.out_cap = ZSTD_CStreamOutSize();
+	w.in = dnsnap_malloc(w.in_cap);
+	w.out = dnsnap_malloc(w.out_cap);
+	w.xs = XXH3_createState();
+	if (w.cc == NULL || w.in == NULL || w.out == NULL || w.xs == NULL) {
+		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "export: out of memory");
+		goto out;
+	}
+	XXH3_64bits_reset(w.xs);
+	size_t zr = ZSTD_CCtx_setParameter(w.cc, ZSTD_c_compressionLevel, level ? level : 3);
+	if (!ZSTD_isError(zr))
+		zr = ZSTD_CCtx_setParameter(w.cc, ZSTD_c_checksumFlag, 1);
+	if (ZSTD_isError(zr)) {
+		err = dnsnap__diag(d, DNSNAP_EZSTD, 0, "export: zstd: %s", ZSTD_getErrorName(zr));
+		goto out;
+	}
+	uint8_t h[HDR_FIXED + 11 + 3 + 127 + 11];
+	size_t hl = stream_header(h, &info, w.expect);
+	if ((err = wr_put(&w, h, hl)) != DNSNAP_OK)
+		goto out;
+	err = dnsnap_snap_foreach(s, write_rec, &w);
+	if (err == 1 && w.keep != NULL)
+		err = DNSNAP_OK; /* stopped after the last kept key */
+	if (err != DNSNAP_OK) {
+		if (w.err == DNSNAP_OK) /* the walk itself failed */
+			err = dnsnap__diag(d, err, 0, "export: reading the snapshot: %s",
+					   dnsnap_strerror(err));
+		goto out;
+	}
+	if (w.n != w.expect) {
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0,
+				   "export: %llu entries, the snapshot's meta record says %llu",
+				   (unsigned long long)w.n, (unsigned long long)w.expect);
+		goto out;
+	}
+	uint8_t end[END_LEN];
+	put16(end, 0);
+	put64(end + 2, w.n);
+	put64(end + 10, XXH3_64bits_digest(w.xs));
+	if (top_n == 0 && XXH3_64bits_digest(w.xs) != info.digest) {
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "export: the snapshot's digest does not "
+				   "match its entries");
+		goto out;
+	}
+	if ((err = wr_put(&w, end, sizeof end)) != DNSNAP_OK)
+		goto out;
+	err = wr_flush(&w, ZSTD_e_end);
+out:
+	for (size_t i = 0; i < hp.n; i++)
+		dnsnap_free(hp.h[i].key);
+	dnsnap_free(hp.h);
+	ZSTD_freeCCtx(w.cc);
+	dnsnap_free(w.in);
+	dnsnap_free(w.out);
+	XXH3_freeState(w.xs);
+	return err;
+}
+
+/* ------------------------------------------------------------------ read */
+
+typedef struct rdr {
+	int fd;
+	ZSTD_DCtx *dc;
+	uint8_t *in, *out;
+	size_t in_cap, out_cap;
+	ZSTD_inBuffer ib;
+	size_t out_pos, out_len;  /* unread decompressed bytes: out[out_pos, out_len) */
+	uint64_t off;             /* bytes of the decompressed stream consumed */
+	size_t frame_left;        /* zstd's last hint: 0 = at a frame's end */
+	int eof;                  /* no more input */
+	int started;              /* some input was seen */
+	dnsnap_diag_t *d;
+} rdr_t;
+
+/* Decompress more; DNSNAP_OK with out_len > out_pos, or 1 at the stream's end. */
+static int fill(rdr_t *r)
+{
+	r->out_pos = r->out_len = 0;
+	for (;;) {
+		if (r->ib.pos == r->ib.size && !r->eof) {
+			ssize_t k;
+			do
+				k = read(r->fd, r->in, r->in_cap);
+			while (k < 0 && errno == EINTR);
+			if (k < 0)
+				return dnsnap__diag(r->d, -errno, (size_t)r->off, "import: read: %s",
+						    strerror(errno));
+			r->ib.src = r->in;
+			r->ib.size = (size_t)k;
+			r->ib.pos = 0;
+			if (k == 0)
+				r->eof = 1;
+			else
+				r->started = 1;
+		}
+		if (r->ib.pos == r->ib.size && r->eof) {
+			/* zstd may still hold output for an empty input call */
+			ZSTD_outBuffer ob = { r->out, r->out_cap, 0 };
+			ZSTD_inBuffer none = { r->in, 0, 0 };
+			size_t z = ZSTD_decompressStream(r->dc, &ob, &none);
+			if (ZSTD_isError(z))
+				return dnsnap__diag(r->d, DNSNAP_EZSTD, (size_t)r->off,
+						    "import: zstd: %s", ZSTD_getErrorName(z));
+			if (ob.pos > 0) {
+				r->out_len = ob.pos;
+				return DNSNAP_OK;
+			}
+			return 1;
+		}
+		ZSTD_outBuffer ob = { r->out, r->out_cap, 0 };
+		size_t z = ZSTD_decompressStream(r->dc, &ob, &r->ib);
+		if (ZSTD_isError(z))
+			return dnsnap__diag(r->d, DNSNAP_EZSTD, (size_t)(r->off + ob.pos),
+					    "import: zstd: %s", ZSTD_getErrorName(z));
+		r->frame_left = z;
+		if (ob.pos > 0) {
+			r->out_len = ob.pos;
+			return DNSNAP_OK;
+		}
+	}
+}
+
+/* Read exactly n bytes; 1 when the stream ends first (got set to what came). */
+static int rd_exact(rdr_t *r, uint8_t *p, size_t n, size_t *got)
+{
+	size_t g = 0;
+	while (g < n) {
+		if (r->out_pos == r->out_len) {
+			int e = fill(r);
+			if (e != DNSNAP_OK) {
+				if (got)
+					*got = g;
+				return e;
+			}
+		}
+		size_t k = r->out_len - r->out_pos < n - g ? r->out_len - r->out_pos : n - g;
+		memcpy(p + g, r->out + r->out_pos, k);
+		r->out_pos += k;
+		r->off += k;
+		g += k;
+	}
+	if (got)
+		*got = g;
+	return DNSNAP_OK;
+}
+
+static int cut(rdr_t *r, uint64_t at, const char *what)
+{
+	return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at,
+			    "import: the stream ends inside %s at offset %llu", what,
+			    (unsigned long long)at);
+}
+
+/* Read n bytes of a field starting at `at`: a short read is DNSNAP_ETRUNC at `at`. */
+static int need(rdr_t *r, uint8_t *p, size_t n, uint64_t at, const char *what)
+{
+	int e = rd_exact(r, p, n, NULL);
+	return e == 1 ? cut(r, at, what) : e;
+}
+
+static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
+{
+	uint8_t h[HDR_FIXED], tlv[3];
+	size_t got = 0;
+	int e = rd_exact(r, h, HDR_FIXED, &got);
+	if (e < 0)
+		return e;
+	if (got >= 4 && memcmp(h, stream_magic, 4) != 0)
+		return dnsnap__diag(r->d, DNSNAP_EMAGIC, 0, "import: not a dnsnap export stream");
+	if (e == 1)
+		return got == 0 && !r->started
+		       ? dnsnap__diag(r->d, DNSNAP_ETRUNC, 0, "import: empty input")
+		       : cut(r, 0, "the stream header");
+	unsigned major = get16(h + 4), minor = get16(h + 6), hsize = get16(h + 8);
+	if (major != DNSNAP_FORMAT_MAJOR)
+		return dnsnap__diag(r->d, DNSNAP_EVERSION, 4,
+				    "import: export stream format %u.%u, this dnsnap reads %d.x",
+				    major, minor, DNSNAP_FORMAT_MAJOR);
+	if (hsize < HDR_FIXED)
+		return dnsnap__diag(r->d, DNSNAP_EFIELD, 8, "import: Header_Size %u below 12", hsize);
+	if (get16(h + 10) != 0)
+		return dnsnap__diag(r->d, DNSNAP_ERESERVED, 10, "import: reserved stream flags 0x%04x",
+				    get16(h + 10));
+	uint64_t o = HDR_FIXED;
+	while (o < hsize) {
+		if (hsize - o < 3)
+			return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)o,
+					    "import: header TLV at %llu cut by Header_Size",
+					    (unsigned long long)o);
+		if ((e = need(r, tlv, 3, o, "the stream header")) != DNSNAP_OK)
+			return e;
+		size_t len = get16(tlv + 1);
+		if (o + 3 + len > hsize)
+			return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)o + 1,
+					    "import: header TLV at %llu overruns Header_Size",
+					    (unsigned long long)o);
+		uint8_t data[65535];
+		if ((e = need(r, data, len, o, "the stream header")) != DNSNAP_OK)
+			return e;
+		if ((tlv[0] == TLV_CREATED_AT || tlv[0] == TLV_ENTRY_COUNT) && len != 8)
+			return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)o + 1,
+					    "import: header TLV type %u of %zu bytes, not 8", tlv[0], len);
+		if (tlv[0] == TLV_ENTRY_COUNT) {
+			*announced = get64(data);
+			*has_count = 1;
+		}
+		o += 3 + len;
+	}
+	return DNSNAP_OK;
+}
+
+static int import_records(rdr_t *r, dnsnap_cache_t *c, uint8_t *buf, uint64_t announced,
+			  int has_count)
+{
+	uint8_t prev[DNSNAP_KEY_MAX];
+	size_t prev_len = 0;
+	uint64_t n = 0;
+	XXH3_state_t *xs = XXH3_createState();
+	if (xs == NULL)
+		return dnsnap__diag(r->d, DNSNAP_ENOMEM, 0, "import: out of memory");
+	XXH3_64bits_reset(xs);
+	int e;
+	dnsnap_key_t key;
+	dnsnap_diag_t ed;
+	for (;;) {
+		uint64_t at = r->off;
+		uint8_t *kl = buf;
+		size_t got;
+		e = rd_exact(r, kl, 2, &got);
+		if (e == 1) {
+			e = cut(r, at, got ? "a record" : "the records, before the end record");
+			break;
+		}
+		if (e != DNSNAP_OK)
+			break;
+		unsigned key_len = get16(kl);
+		if (key_len == 0) { /* End_Record */
+			uint8_t end[16];
+			if ((e = need(r, end, 16, at, "the end record")) != DNSNAP_OK)
+				break;
+			uint64_t count = get64(end), sum = get64(end + 8);
+			if (count != n)
+				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
+						 "import: %llu records, the end record says %llu",
+						 (unsigned long long)n, (unsigned long long)count);
+			else if (sum != XXH3_64bits_digest(xs))
+				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 10,
+						 "import: checksum mismatch");
+			else if (has_count && announced != n)
+				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
+						 "import: %llu records, the header announced %llu",
+						 (unsigned long long)n, (unsigned long long)announced);
+			break;
+		}
+		if (key_len == SECTION_KEY_LEN) { /* a tagged section: skip it */
+			uint8_t sh[6];
+			if ((e = need(r, sh, 6, at, "a section")) != DNSNAP_OK)
+				break;
+			uint32_t left = get32(sh + 2);
+			while (e == DNSNAP_OK && left > 0) {
+				size_t k = left < DNSNAP_ENTRY_MAX ? left : DNSNAP_ENTRY_MAX;
+				e = need(r, buf, k, at, "a section");
+				left -= (uint32_t)k;
+			}
+			if (e != DNSNAP_OK)
+				break;
+			continue;
+		}
+		if (key_len > DNSNAP_KEY_MAX) {
+			e = dnsnap__diag(r->d, DNSNAP_ERESERVED, (size_t)at,
+					 "import: record %llu: reserved Key_Len %u",
+					 (unsigned long long)n, key_len);
+			break;
+		}
+		if ((e = need(r, buf, 4, at, "a record")) != DNSNAP_OK)
+			break;
+		uint32_t entry_len = get32(buf);
+		if (entry_len < DNSNAP_ENTRY_HDR || entry_len > DNSNAP_ENTRY_MAX) {
+			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at + 2,
+					 "import: record %llu: Entry_Len %lu out of range",
+					 (unsigned long long)n, (unsigned long)entry_len);
+			break;
+		}
+		uint8_t *k = buf + 6, *v = buf + 6 + key_len;
+		put16(buf, (uint16_t)key_len);
+		put32(buf + 2, entry_len);
+		if ((e = need(r, k, key_len + (size_t)entry_len, at, "a record")) != DNSNAP_OK)
+			break;
+		if ((e = dnsnap_key_decode(k, key_len, &key, &ed)) != DNSNAP_OK) {
+			e = dnsnap__diag(r->d, e, (size_t)(at + 6 + ed.offset),
+					 "import: record %llu: key: %.80s", (unsigned long long)n, ed.msg);
+			break;
+		}
+		if ((e = dnsnap_entry_validate(v, entry_len, &ed)) != DNSNAP_OK) {
+			char name[80];
+			key_name(k, key_len, name, sizeof name);
+			e = dnsnap__diag(r->d, e, (size_t)(at + 6 + key_len + ed.offset),
+					 "import: record %llu (%.40s): %.60s", (unsigned long long)n,
+					 name, ed.msg);
+			break;
+		}
+		if (n > 0 && dnsnap_key_cmp(prev, prev_len, k, key_len) >= 0) {
+			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at,
+					 "import: record %llu out of key order", (unsigned long long)n);
+			break;
+		}
+		memcpy(prev, k, key_len);
+		prev_len = key_len;
+		XXH3_64bits_update(xs, buf, 6 + key_len + (size_t)entry_len);
+		if ((e = dnsnap_cache_insert_entry(c, k, key_len, v, entry_len)) != DNSNAP_OK) {
+			e = dnsnap__diag(r->d, e, (size_t)at, "import: record %llu: %s",
+					 (unsigned long long)n, dnsnap_strerror(e));
+			break;
+		}
+		n++;
+	}
+	XXH3_freeState(xs);
+	if (e != DNSNAP_OK)
+		return e;
+	/* nothing may follow the end record, and the last frame must be whole
+	 * (its content checksum checked) */
+	uint8_t extra;
+	uint64_t at = r->off;
+	e = rd_exact(r, &extra, 1, NULL);
+	if (e == DNSNAP_OK)
+		return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at,
+				    "import: bytes after the end record at offset %llu",
+				    (unsigned long long)at);
+	if (e < 0)
+		return e;
+	if (r->frame_left != 0)
+		return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at,
+				    "import: the compressed stream is cut (zstd frame incomplete)");
+	return DNSNAP_OK;
+}
+
+int dnsnap_import(int fd, const char *path, uint32_t now, dnsnap_diag_t *d)
+{
+	if (fd < 0 || path == NULL)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	rdr_t r = { .fd = fd, .d = d };
+	dnsnap_cache_t *c = NULL;
+	uint8_t *buf = NULL;
+	int err;
+	r.dc = ZSTD_createDCtx();
+	r.in_cap = ZSTD_DStreamInSize();
+	r.out_cap = ZSTD_DStreamOutSize();
+	r.in = dnsnap_malloc(r.in_cap);
+	r.out = dnsnap_malloc(r.out_cap);
+	buf = dnsnap_malloc(6 + DNSNAP_KEY_MAX + (size_t)DNSNAP_ENTRY_MAX);
+	if (r.dc == NULL || r.in == NULL || r.out == NULL || buf == NULL) {
+		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "import: out of memory");
+		goto out;
+	}
+	r.ib.src = r.in;
+	if ((err = dnsnap_cache_new(NULL, &c)) != DNSNAP_OK) {
+		err = dnsnap__diag(d, err, 0, "import: %s", dnsnap_strerror(err));
+		goto out;
+	}
+	uint64_t announced = 0;
+	int has_count = 0;
+	if ((err = read_header(&r, &announced, &has_count)) != DNSNAP_OK)
+		goto out;
+	if ((err = import_records(&r, c, buf, announced, has_count)) != DNSNAP_OK)
+		goto out;
+	err = dnsnap_snap_write(c, path, now, NULL, d);
+out:
+	dnsnap_cache_free(c);
+	ZSTD_freeDCtx(r.dc);
+	dnsnap_free(r.in);
+	dnsnap_free(r.out);
+	dnsnap_free(buf);
+	return err;
+}
