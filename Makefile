@@ -65,7 +65,7 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 	$(BUILD)/resolver_demo start $(BUILD)/demo.snap
 
 test: deps                                         ## install, build, run every test
-	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus
+	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/resolver_demo
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
@@ -75,7 +75,8 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus
+		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
+		build-asan/resolver_demo
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
 tsan:                                              ## the threaded tests under TSan

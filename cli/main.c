@@ -4,6 +4,8 @@
  * Exit codes, like grep: 0 success, 1 nothing found, 2 bad usage or bad data.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,13 @@ static const char *usage_text =
 	"                          encode one DNS response (wire form, - for stdin) into\n"
 	"                          a key+entry file (Key_Len u16 LE, Key, Entry)\n"
 	"  decode FILE             validate a key+entry file and print it as zone text\n"
+	"  info SNAP [--json] [--now T]\n"
+	"                          format, creation, writer, entries live and expired\n"
+	"  verify SNAP             the deep check: file checksum, every entry, order, digest\n"
+	"  export SNAP -o OUT|- [--top N] [--level L]\n"
+	"                          the portable zstd export stream\n"
+	"  import IN|- -o SNAP [--now T]\n"
+	"                          check a stream whole, then publish it as a snapshot\n"
 	"  help                    this text\n"
 	"\n"
 	"options: --help, --version\n";
@@ -198,6 +207,194 @@ static int cmd_decode(int argc, char **argv)
 	return rc;
 }
 
+/* --now T, --top N, --level L: unsigned numbers */
+static int number(const char *cmd, const char *opt, const char *v, unsigned long long max,
+		  unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end || v[0] == '-' || v[0] == 0 || x > max)
+		return fail(cmd, NULL, "%s: not a number up to %llu: %s", opt, max, v);
+	*out = x;
+	return 0;
+}
+
+static int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s)
+{
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_open(path, s, &d);
+	if (err != DNSNAP_OK)
+		return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
+	return 0;
+}
+
+struct live_count {
+	uint32_t now;
+	uint64_t live, expired;
+};
+
+static int count_live(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	struct live_count *lc = arg;
+	(void)key;
+	(void)key_len;
+	if (entry_len < 8)
+		return 0;
+	uint32_t expiry = (uint32_t)entry[4] | (uint32_t)entry[5] << 8 |
+			  (uint32_t)entry[6] << 16 | (uint32_t)entry[7] << 24;
+	if ((int32_t)(expiry - lc->now) > 0)
+		lc->live++;
+	else
+		lc->expired++;
+	return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	const char *path = NULL;
+	int json = 0;
+	unsigned long long now = (unsigned long long)time(NULL);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("info", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (path == NULL && argv[i][0] != '-')
+			path = argv[i];
+		else
+			return fail("info", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (path == NULL)
+		return fail("info", NULL, "needs a snapshot");
+	dnsnap_snap_t *s;
+	if (open_snap("info", path, &s))
+		return EXIT_USAGE;
+	dnsnap_snap_info_t in;
+	dnsnap_snap_info(s, &in);
+	struct live_count lc = { (uint32_t)now, 0, 0 };
+	int err = dnsnap_snap_foreach(s, count_live, &lc);
+	dnsnap_snap_close(s);
+	if (err != DNSNAP_OK)
+		return fail("info", path, "%s", dnsnap_strerror(err));
+	char created[32];
+	time_t t = (time_t)in.created_at;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	double bpe = in.entry_count ? (double)in.file_size / (double)in.entry_count : 0;
+	if (json)
+		printf("{\"file\":\"%s\",\"format\":\"%u.%u\",\"created_at\":\"%s\","
+		       "\"writer\":\"%s\",\"entries\":%llu,\"live\":%llu,\"expired\":%llu,"
+		       "\"file_size\":%llu,\"bytes_per_entry\":%.1f,\"digest\":\"%016llx\"}\n",
+		       path, in.major, in.minor, created, in.writer,
+		       (unsigned long long)in.entry_count, (unsigned long long)lc.live,
+		       (unsigned long long)lc.expired, (unsigned long long)in.file_size, bpe,
+		       (unsigned long long)in.digest);
+	else
+		printf("file:            %s\nformat:          %u.%u\ncreated:         %s\n"
+		       "writer:          %s\nentries:         %llu (live %llu, expired %llu)\n"
+		       "file size:       %llu bytes (%.1f per entry)\ndigest:          %016llx\n",
+		       path, in.major, in.minor, created, in.writer,
+		       (unsigned long long)in.entry_count, (unsigned long long)lc.live,
+		       (unsigned long long)lc.expired, (unsigned long long)in.file_size, bpe,
+		       (unsigned long long)in.digest);
+	return 0;
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+	if (argc != 2)
+		return fail("verify", NULL, "needs one snapshot");
+	dnsnap_snap_t *s;
+	if (open_snap("verify", argv[1], &s))
+		return EXIT_USAGE;
+	dnsnap_diag_t d;
+	dnsnap_snap_info_t in;
+	dnsnap_snap_info(s, &in);
+	int err = dnsnap_snap_verify(s, &d);
+	dnsnap_snap_close(s);
+	if (err != DNSNAP_OK)
+		return fail("verify", NULL, "%s (%s)", d.msg, dnsnap_errname(err));
+	printf("%s: good: %llu entries, digest %016llx\n", argv[1],
+	       (unsigned long long)in.entry_count, (unsigned long long)in.digest);
+	return 0;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	const char *path = NULL, *out = NULL;
+	unsigned long long top = 0, level = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			out = argv[++i];
+		else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
+			if (number("export", "--top", argv[++i], UINT64_MAX, &top))
+				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--level") == 0 && i + 1 < argc) {
+			if (number("export", "--level", argv[++i], 19, &level))
+				return EXIT_USAGE;
+		} else if (path == NULL && argv[i][0] != '-')
+			path = argv[i];
+		else
+			return fail("export", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (path == NULL || out == NULL)
+		return fail("export", NULL, "needs a snapshot and -o OUT (- for stdout)");
+	dnsnap_snap_t *s;
+	if (open_snap("export", path, &s))
+		return EXIT_USAGE;
+	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) {
+		dnsnap_snap_close(s);
+		return fail("export", out, "%s", strerror(errno));
+	}
+	dnsnap_diag_t d = { 0 };
+	int err = dnsnap_export_write(s, fd, (int)level, top, &d);
+	dnsnap_snap_close(s);
+	if (fd != 1 && close(fd) != 0 && err == DNSNAP_OK)
+		err = -errno;
+	if (err != DNSNAP_OK) {
+		if (fd != 1)
+			unlink(out); /* never leave half a stream behind */
+		return fail("export", out, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
+									    : strerror(-err));
+	}
+	return 0;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+	const char *in = NULL, *out = NULL;
+	unsigned long long now = (unsigned long long)time(NULL);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			out = argv[++i];
+		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("import", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (in == NULL && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
+			in = argv[i];
+		else
+			return fail("import", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (in == NULL || out == NULL)
+		return fail("import", NULL, "needs a stream (- for stdin) and -o SNAP");
+	int fd = strcmp(in, "-") == 0 ? 0 : open(in, O_RDONLY);
+	if (fd < 0)
+		return fail("import", in, "%s", strerror(errno));
+	dnsnap_diag_t d = { 0 };
+	int err = dnsnap_import(fd, out, (uint32_t)now, &d);
+	if (fd != 0)
+		close(fd);
+	if (err != DNSNAP_OK)
+		return fail("import", in, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
+									  : strerror(-err));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -218,6 +415,14 @@ int main(int argc, char **argv)
 		return cmd_encode(argc - 1, argv + 1);
 	if (strcmp(cmd, "decode") == 0)
 		return cmd_decode(argc - 1, argv + 1);
+	if (strcmp(cmd, "info") == 0)
+		return cmd_info(argc - 1, argv + 1);
+	if (strcmp(cmd, "verify") == 0)
+		return cmd_verify(argc - 1, argv + 1);
+	if (strcmp(cmd, "export") == 0)
+		return cmd_export(argc - 1, argv + 1);
+	if (strcmp(cmd, "import") == 0)
+		return cmd_import(argc - 1, argv + 1);
 	fprintf(stderr, "dnsnap: unknown command '%s'\n%s", cmd, usage_text);
 	return EXIT_USAGE;
 }

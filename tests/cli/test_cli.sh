@@ -67,4 +67,45 @@ expect "encode: bad --now" 2 "$bin" encode spec/vectors/valid/001-a.msg --now so
 expect "demo" 0 "$bin" demo spec/vectors/valid/*.msg && grep -q '^11 responses: ' "$tmp/out" ||
 	{ echo "not ok - demo summary"; fails=$((fails + 1)); }
 
+# snapshots: info, verify, export, import (a snapshot made by the resolver demo)
+demo=${1:-build}/resolver_demo
+if [ -x "$demo" ]; then
+	"$demo" fill "$tmp/a.snap" 2000 >/dev/null
+	live=1700000100 # before the demo ran: every entry still live then
+	expect "info" 0 "$bin" info "$tmp/a.snap" --now $live &&
+		grep -q '^entries: *2000 (live 2000, expired 0)$' "$tmp/out" ||
+		{ echo "not ok - info counts"; fails=$((fails + 1)); }
+	expect "info --json, all expired later" 0 "$bin" info "$tmp/a.snap" --json --now 1900000000 &&
+		grep -q '"entries":2000,"live":0,"expired":2000' "$tmp/out" ||
+		{ echo "not ok - info --json"; fails=$((fails + 1)); }
+	digest=$(sed -n 's/.*"digest":"\([0-9a-f]*\)".*/\1/p' "$tmp/out")
+	expect "verify a good snapshot" 0 "$bin" verify "$tmp/a.snap" &&
+		grep -q "good: 2000 entries, digest $digest" "$tmp/out" ||
+		{ echo "not ok - verify output"; fails=$((fails + 1)); }
+	expect "export" 0 "$bin" export "$tmp/a.snap" -o "$tmp/a.dnsx" --level 5
+	expect "import" 0 "$bin" import "$tmp/a.dnsx" -o "$tmp/b.snap" --now $live
+	expect "imported digest" 0 "$bin" info "$tmp/b.snap" --json --now $live &&
+		grep -q "\"entries\":2000,.*\"digest\":\"$digest\"" "$tmp/out" ||
+		{ echo "not ok - export/import changed the digest"; fails=$((fails + 1)); }
+	expect "export - | import -" 0 sh -c "'$bin' export '$tmp/a.snap' -o - |
+		'$bin' import - -o '$tmp/c.snap' --now $live"
+	expect "piped digest" 0 "$bin" info "$tmp/c.snap" --json --now $live &&
+		grep -q "\"digest\":\"$digest\"" "$tmp/out" ||
+		{ echo "not ok - piped round trip"; fails=$((fails + 1)); }
+	head -c 1000 "$tmp/a.dnsx" > "$tmp/cut.dnsx"
+	expect "import of a cut stream" 2 "$bin" import "$tmp/cut.dnsx" -o "$tmp/d.snap" &&
+		err_has "cut stream" "cut.dnsx" &&
+		{ [ ! -e "$tmp/d.snap" ] || { echo "not ok - a cut stream left a file"; fails=$((fails + 1)); }; }
+	cp "$tmp/a.snap" "$tmp/f.snap"
+	printf '\377' | dd of="$tmp/f.snap" bs=1 seek=20000 conv=notrunc 2>/dev/null
+	expect "verify finds a changed byte" 2 "$bin" verify "$tmp/f.snap" &&
+		err_has "flipped" "DNSNAP_ECHECKSUM"
+	expect "info of a file that is not a snapshot" 2 "$bin" info spec/vectors/valid/001-a.bin &&
+		err_has "not a snapshot" "001-a.bin"
+	expect "export needs -o" 2 "$bin" export "$tmp/a.snap"
+	expect "export --level out of range" 2 "$bin" export "$tmp/a.snap" -o "$tmp/x" --level 99
+else
+	echo "not ok - $demo not built"; fails=$((fails + 1))
+fi
+
 [ "$fails" -eq 0 ]
