@@ -51,10 +51,25 @@ static int serve(dnsnap_cache_t *c, size_t i, uint8_t *out, size_t cap, size_t *
 	return dnsnap_cache_answer(c, &q, (uint32_t)time(NULL), 0, out, cap, out_len);
 }
 
+/* The question name of a response (after the 12-byte header), as text. */
+static const char *qname_text(const uint8_t *msg, char *buf, size_t cap)
+{
+	size_t o = 0;
+	for (const uint8_t *l = msg + 12; *l != 0 && o + *l + 2 < cap; l += 1 + *l) {
+		memcpy(buf + o, l + 1, *l);
+		o += *l;
+		buf[o++] = '.';
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 static void print_answer(const char *prefix, size_t i, int rc, const uint8_t *out)
 {
+	char name[256];
 	if (rc == DNSNAP_OK)
-		printf("%squery %zu: rcode %u, %u answers", prefix, i, out[3] & 15u,
+		printf("%squery %zu (%s): rcode %u, %u answers", prefix, i,
+		       qname_text(out, name, sizeof name), out[3] & 15u,
 		       (unsigned)out[6] << 8 | out[7]);
 	else
 		printf("%squery %zu: %s", prefix, i, rc == DNSNAP_ENOTFOUND ? "miss" : dnsnap_strerror(rc));

@@ -29,6 +29,8 @@ static const char *usage_text =
 	"  info SNAP [--json] [--now T]\n"
 	"                          format, creation, writer, entries live and expired\n"
 	"  verify SNAP             the deep check: file checksum, every entry, order, digest\n"
+	"  get SNAP NAME [TYPE] [--class C] [--do] [--tag HEX] [--now T]\n"
+	"                          the answer, printed as dig prints one (exit 1: a miss)\n"
 	"  export SNAP -o OUT|- [--top N] [--level L]\n"
 	"                          the portable zstd export stream\n"
 	"  import IN|- -o SNAP [--now T]\n"
@@ -323,6 +325,78 @@ static int cmd_verify(int argc, char **argv)
 	return 0;
 }
 
+static int hex_tag(const char *h, uint8_t *tag, size_t *len)
+{
+	size_t n = strlen(h);
+	if (n % 2 || n / 2 > DNSNAP_TAG_MAX)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(h + 2 * i, "%2x", &v) != 1)
+			return -1;
+		tag[i] = (uint8_t)v;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+static int cmd_get(int argc, char **argv)
+{
+	const char *path = NULL, *name = NULL, *type = "A", *rclass = "IN";
+	int dnssec = 0, ntype = 0;
+	uint8_t tag[DNSNAP_TAG_MAX];
+	size_t tag_len = 0;
+	unsigned long long now = (unsigned long long)time(NULL);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--do") == 0)
+			dnssec = 1;
+		else if (strcmp(argv[i], "--class") == 0 && i + 1 < argc)
+			rclass = argv[++i];
+		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc) {
+			if (hex_tag(argv[++i], tag, &tag_len) != 0)
+				return fail("get", NULL, "--tag: not hex of at most 255 bytes: %s", argv[i]);
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("get", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (argv[i][0] == '-' && argv[i][1] != 0)
+			return fail("get", NULL, "unexpected argument: %s", argv[i]);
+		else if (path == NULL)
+			path = argv[i];
+		else if (name == NULL)
+			name = argv[i];
+		else if (ntype++ == 0)
+			type = argv[i];
+		else
+			return fail("get", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (path == NULL || name == NULL)
+		return fail("get", NULL, "needs a snapshot and a name");
+	uint8_t q[600], out[65535];
+	const char *why = NULL;
+	long ql = make_query(name, type, rclass, dnssec, q, sizeof q, &why);
+	if (ql < 0)
+		return fail("get", NULL, "%s %s %s: %s", name, type, rclass, why);
+	dnsnap_query_t dq;
+	dnsnap_diag_t d;
+	int err = dnsnap_query_parse(q, (size_t)ql, tag_len ? tag : NULL, tag_len, &dq, &d);
+	if (err != DNSNAP_OK)
+		return fail("get", NULL, "%s: %s", name, d.msg);
+	dnsnap_snap_t *s;
+	if (open_snap("get", path, &s))
+		return EXIT_USAGE;
+	size_t n;
+	err = dnsnap_snap_answer(s, &dq, (uint32_t)now, 65535, out, sizeof out, &n);
+	dnsnap_snap_close(s);
+	if (err == DNSNAP_ENOTFOUND) {
+		fprintf(stderr, "dnsnap get: %s %s %s: not in %s (or expired)\n", name, rclass, type,
+			path);
+		return 1;
+	}
+	if (err != DNSNAP_OK)
+		return fail("get", path, "%s", dnsnap_strerror(err));
+	return print_dns_message(stdout, out, n) == DNSNAP_OK ? 0 : EXIT_USAGE;
+}
+
 static int cmd_export(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL;
@@ -419,6 +493,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (strcmp(cmd, "verify") == 0)
 		return cmd_verify(argc - 1, argv + 1);
+	if (strcmp(cmd, "get") == 0)
+		return cmd_get(argc - 1, argv + 1);
 	if (strcmp(cmd, "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)

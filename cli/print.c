@@ -195,3 +195,53 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 	}
 	return err < 0 ? err : DNSNAP_OK;
 }
+
+int print_dns_message(FILE *f, const uint8_t *wire, size_t len)
+{
+	ldns_pkt *pkt = NULL;
+	if (ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
+		return DNSNAP_ERDATA;
+	ldns_pkt_print(f, pkt);
+	ldns_pkt_free(pkt);
+	return DNSNAP_OK;
+}
+
+long make_query(const char *name, const char *type, const char *rclass, int dnssec,
+		uint8_t *out, size_t cap, const char **why)
+{
+	ldns_rdf *dn = ldns_dname_new_frm_str(name);
+	if (dn == NULL || ldns_rdf_size(dn) > DNSNAP_NAME_MAX) {
+		ldns_rdf_deep_free(dn);
+		*why = "not a valid domain name";
+		return -1;
+	}
+	uint16_t t = (uint16_t)ldns_get_rr_type_by_name(type);
+	uint16_t c = (uint16_t)ldns_get_rr_class_by_name(rclass);
+	if (t == 0 || c == 0) {
+		ldns_rdf_deep_free(dn);
+		*why = t == 0 ? "unknown type name" : "unknown class name";
+		return -1;
+	}
+	size_t nl = ldns_rdf_size(dn), n = 0;
+	if (cap < 12 + nl + 4 + 11) {
+		ldns_rdf_deep_free(dn);
+		*why = "buffer too small";
+		return -1;
+	}
+	static const uint8_t hdr[12] = { 0xd5, 0x5d, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0 };
+	memcpy(out, hdr, 12);
+	n = 12;
+	memcpy(out + n, ldns_rdf_data(dn), nl);
+	n += nl;
+	ldns_rdf_deep_free(dn);
+	out[n++] = (uint8_t)(t >> 8);
+	out[n++] = (uint8_t)t;
+	out[n++] = (uint8_t)(c >> 8);
+	out[n++] = (uint8_t)c;
+	out[11] = 1; /* ARCOUNT: the OPT */
+	static const uint8_t opt[11] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+	memcpy(out + n, opt, sizeof opt);
+	if (dnssec)
+		out[n + 7] = 0x80; /* DO */
+	return (long)(n + sizeof opt);
+}

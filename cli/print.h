@@ -21,6 +21,18 @@ int print_entry(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entr
 /** The entry's bytes, annotated field by field (for the demo). */
 int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len);
 
+/** A whole DNS message printed as dig prints one (ldns's packet printer).
+ * @return DNSNAP_OK, or DNSNAP_ERDATA when ldns cannot read the message */
+int print_dns_message(FILE *f, const uint8_t *wire, size_t len);
+
+/**
+ * A query for @p name (presentation form), @p type and @p rclass (names such as
+ * "AAAA", "TYPE65280", "IN"), RD set, with an OPT of 1232 bytes and DO when
+ * @p dnssec. @return its length, or -1 naming the bad field in @p why
+ */
+long make_query(const char *name, const char *type, const char *rclass, int dnssec,
+		uint8_t *out, size_t cap, const char **why);
+
 /** Presentation form of a wire name ("www.example.com."), into buf. */
 const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap);
 

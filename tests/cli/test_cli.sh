@@ -70,8 +70,24 @@ expect "demo" 0 "$bin" demo spec/vectors/valid/*.msg && grep -q '^11 responses: 
 # snapshots: info, verify, export, import (a snapshot made by the resolver demo)
 demo=${1:-build}/resolver_demo
 if [ -x "$demo" ]; then
-	"$demo" fill "$tmp/a.snap" 2000 >/dev/null
+	qname=$("$demo" fill "$tmp/a.snap" 2000 | sed -n 's/^  query 0 (\(.*\)):.*/\1/p')
 	live=1700000100 # before the demo ran: every entry still live then
+	expect "get: a hit" 0 "$bin" get "$tmp/a.snap" "$qname" A --now $live &&
+		grep -q '^;; ANSWER SECTION:$' "$tmp/out" &&
+		grep -q "^$qname	[0-9]*	IN	A	" "$tmp/out" &&
+		grep -q 'rcode: NOERROR' "$tmp/out" ||
+		{ echo "not ok - get output"; cat "$tmp/out"; fails=$((fails + 1)); }
+	expect "get --do: DO echoed" 0 "$bin" get "$tmp/a.snap" "$qname" --do --now $live &&
+		grep -q 'EDNS: version 0; flags: do' "$tmp/out" ||
+		{ echo "not ok - get --do"; fails=$((fails + 1)); }
+	expect "get: a miss" 1 "$bin" get "$tmp/a.snap" nothere.example --now $live &&
+		err_has "miss" "not in"
+	expect "get: expired is a miss" 1 "$bin" get "$tmp/a.snap" "$qname" --now 1900000000
+	expect "get: unknown type name" 2 "$bin" get "$tmp/a.snap" "$qname" NOSUCHTYPE &&
+		err_has "type" "unknown type name"
+	expect "get: invalid domain name" 2 "$bin" get "$tmp/a.snap" \
+		"$(printf 'a%.0s' $(seq 1 70)).example" && err_has "name" "not a valid domain name"
+	expect "get: bad --tag" 2 "$bin" get "$tmp/a.snap" "$qname" --tag xyz
 	expect "info" 0 "$bin" info "$tmp/a.snap" --now $live &&
 		grep -q '^entries: *2000 (live 2000, expired 0)$' "$tmp/out" ||
 		{ echo "not ok - info counts"; fails=$((fails + 1)); }
