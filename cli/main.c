@@ -29,6 +29,9 @@ static const char *usage_text =
 	"  info SNAP [--json] [--now T]\n"
 	"                          format, creation, writer, entries live and expired\n"
 	"  verify SNAP             the deep check: file checksum, every entry, order, digest\n"
+	"  dump SNAP [--name N] [--zone Z] [--type T] [--tag HEX] [--expired] [--json] [--now T]\n"
+	"                          entries as zone text (or JSON lines), remaining TTLs;\n"
+	"                          live ones only unless --expired; --zone is a range scan\n"
 	"  get SNAP NAME [TYPE] [--class C] [--do] [--tag HEX] [--now T]\n"
 	"                          the answer, printed as dig prints one (exit 1: a miss)\n"
 	"  export SNAP -o OUT|- [--top N] [--level L]\n"
@@ -397,6 +400,108 @@ static int cmd_get(int argc, char **argv)
 	return print_dns_message(stdout, out, n) == DNSNAP_OK ? 0 : EXIT_USAGE;
 }
 
+struct dump_ctx {
+	uint32_t now;
+	int json, expired, by_type;
+	uint16_t qtype;
+	const uint8_t *tag;
+	size_t tag_len;
+	uint64_t shown;
+	int err;
+};
+
+static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		    size_t entry_len)
+{
+	struct dump_ctx *dc = arg;
+	dnsnap_key_t k;
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
+	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK) {
+		dc->err = 1; /* verify names it; dump goes on */
+		return 0;
+	}
+	uint32_t expiry = (uint32_t)entry[4] | (uint32_t)entry[5] << 8 |
+			  (uint32_t)entry[6] << 16 | (uint32_t)entry[7] << 24;
+	if ((int32_t)(expiry - dc->now) <= 0 && !dc->expired)
+		return 0;
+	if (dc->by_type && k.qtype != dc->qtype)
+		return 0;
+	if (dc->tag_len != k.tag_len || (k.tag_len && memcmp(k.tag, dc->tag, k.tag_len) != 0))
+		if (dc->tag != NULL)
+			return 0;
+	print_dump(stdout, key, key_len, entry, entry_len, dc->now, dc->json);
+	dc->shown++;
+	return 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	const char *path = NULL, *name = NULL, *zone = NULL, *type = NULL;
+	struct dump_ctx dc = { .now = (uint32_t)time(NULL) };
+	uint8_t tag[DNSNAP_TAG_MAX];
+	unsigned long long now = dc.now;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			dc.json = 1;
+		else if (strcmp(argv[i], "--expired") == 0)
+			dc.expired = 1;
+		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			name = argv[++i];
+		else if (strcmp(argv[i], "--zone") == 0 && i + 1 < argc)
+			zone = argv[++i];
+		else if (strcmp(argv[i], "--type") == 0 && i + 1 < argc)
+			type = argv[++i];
+		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc) {
+			if (hex_tag(argv[++i], tag, &dc.tag_len) != 0)
+				return fail("dump", NULL, "--tag: not hex of at most 255 bytes: %s", argv[i]);
+			dc.tag = tag;
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("dump", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (path == NULL && argv[i][0] != '-')
+			path = argv[i];
+		else
+			return fail("dump", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (path == NULL)
+		return fail("dump", NULL, "needs a snapshot");
+	if (name != NULL && zone != NULL)
+		return fail("dump", NULL, "--name and --zone do not combine: --zone covers the name");
+	dc.now = (uint32_t)now;
+	/* --name and --zone are key prefixes: the name's or zone's reversed labels,
+	 * with the ending 0 for a name (its keys only) and without for a zone */
+	uint8_t prefix[DNSNAP_NAME_MAX], q[600];
+	size_t plen = 0;
+	const char *which = name ? name : zone;
+	if (which != NULL) {
+		const char *why = NULL;
+		long ql = make_query(which, "A", "IN", 0, q, sizeof q, &why);
+		if (ql < 0)
+			return fail("dump", NULL, "%s: %s", which, why);
+		size_t wl = (size_t)dnsnap_name_len(q + 12, (size_t)ql - 12);
+		if (dnsnap_key_zone_prefix(q + 12, wl, prefix, sizeof prefix, &plen) != DNSNAP_OK)
+			return fail("dump", NULL, "%s: not a valid domain name", which);
+		if (name != NULL)
+			prefix[plen++] = 0;
+	}
+	if (type != NULL) {
+		const char *why = NULL;
+		if (make_query(".", type, "IN", 0, q, sizeof q, &why) < 0)
+			return fail("dump", NULL, "--type %s: %s", type, why);
+		dc.qtype = (uint16_t)(q[13] << 8 | q[14]);
+		dc.by_type = 1;
+	}
+	dnsnap_snap_t *s;
+	if (open_snap("dump", path, &s))
+		return EXIT_USAGE;
+	int err = dnsnap_snap_foreach_prefix(s, plen ? prefix : NULL, plen, dump_one, &dc);
+	dnsnap_snap_close(s);
+	if (err != DNSNAP_OK || dc.err)
+		return fail("dump", path, "%s: run dnsnap verify", err ? dnsnap_strerror(err)
+								  : "bad entries skipped");
+	return dc.shown ? 0 : 1;
+}
+
 static int cmd_export(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL;
@@ -495,6 +600,8 @@ int main(int argc, char **argv)
 		return cmd_verify(argc - 1, argv + 1);
 	if (strcmp(cmd, "get") == 0)
 		return cmd_get(argc - 1, argv + 1);
+	if (strcmp(cmd, "dump") == 0)
+		return cmd_dump(argc - 1, argv + 1);
 	if (strcmp(cmd, "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)

@@ -74,6 +74,126 @@ static int print_rr(FILE *f, const dnsnap_rr_t *rr)
 	return DNSNAP_OK;
 }
 
+/* One record's presentation form from ldns, without the newline (malloc'd). */
+static char *rr_text(const dnsnap_rr_t *rr)
+{
+	uint8_t wire[DNSNAP_NAME_MAX + 10 + 65535];
+	size_t n = rr->owner_len;
+	memcpy(wire, rr->owner, n);
+	const uint16_t f16[2] = { rr->type, rr->rclass };
+	for (int i = 0; i < 2; i++) {
+		wire[n++] = (uint8_t)(f16[i] >> 8);
+		wire[n++] = (uint8_t)f16[i];
+	}
+	for (int sh = 24; sh >= 0; sh -= 8)
+		wire[n++] = (uint8_t)(rr->ttl >> sh);
+	wire[n++] = (uint8_t)(rr->rdlen >> 8);
+	wire[n++] = (uint8_t)rr->rdlen;
+	memcpy(wire + n, rr->rdata, rr->rdlen);
+	n += rr->rdlen;
+	ldns_rr *lrr = NULL;
+	size_t pos = 0;
+	if (ldns_wire2rr(&lrr, wire, n, &pos, LDNS_SECTION_ANSWER) != LDNS_STATUS_OK)
+		return NULL;
+	char *s = ldns_rr2str(lrr);
+	ldns_rr_free(lrr);
+	if (s != NULL && *s && s[strlen(s) - 1] == '\n')
+		s[strlen(s) - 1] = 0;
+	return s;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+int print_dump(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len,
+	       uint32_t now, int json)
+{
+	dnsnap_key_t k;
+	dnsnap_hdr_t h;
+	int err = dnsnap_key_decode(key, key_len, &k, NULL);
+	if (err == DNSNAP_OK)
+		err = dnsnap_entry_header(entry, len, &h, NULL);
+	if (err != DNSNAP_OK)
+		return err;
+	char name[1024], type[32], cls[32], t1[32], t2[32], tag[2 * DNSNAP_TAG_MAX + 2] = "";
+	print_name(k.name, k.name_len, name, sizeof name);
+	print_type(type, sizeof type, k.qtype);
+	print_class(cls, sizeof cls, k.qclass);
+	for (size_t i = 0; i < k.tag_len; i++)
+		snprintf(tag + 2 * i, 3, "%02x", k.tag[i]);
+	int32_t left = (int32_t)(h.expiry - now), age = (int32_t)(now - h.inception);
+	uint32_t ttl = left > 0 ? (uint32_t)left : 0, sub = age > 0 ? (uint32_t)age : 0;
+	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(&h));
+	const char *kind = kind_names[dnsnap_hdr_kind(&h)];
+	int auth = !!(h.flags & DNSNAP_EF_AUTH), sec = !!(h.flags & DNSNAP_EF_DNSSEC);
+	iso8601(h.inception, t1, sizeof t1);
+	iso8601(h.expiry, t2, sizeof t2);
+	if (json) {
+		fputs("{\"name\":", f);
+		json_str(f, name);
+		fprintf(f, ",\"type\":\"%s\",\"class\":\"%s\",\"cd\":%s,\"tag\":\"%s\","
+			"\"rcode\":\"%s\",\"kind\":\"%s\",\"auth\":%s,\"dnssec\":%s,\"ttl\":%u,"
+			"\"hits\":%u,\"inception\":\"%s\",\"expiry\":\"%s\"",
+			type, cls, k.flags & DNSNAP_KF_CD ? "true" : "false", tag,
+			rc ? rc->name : "?", kind, auth ? "true" : "false", sec ? "true" : "false",
+			ttl, h.hits, t1, t2);
+	} else {
+		fprintf(f, "; %s %s %s%s%s tag %s rcode %s kind %s%s%s ttl %u hits %u inception %s "
+			"expiry %s\n", name, cls, type, k.flags & DNSNAP_KF_CD ? " cd" : "", "",
+			k.tag_len ? tag : "-", rc ? rc->name : "?", kind, auth ? " auth" : "",
+			sec ? " dnssec" : "", ttl, h.hits, t1, t2);
+	}
+	dnsnap_iter_t it;
+	dnsnap_rr_t rr;
+	if ((err = dnsnap_iter_init(&it, entry, len, k.name, k.name_len)) != DNSNAP_OK)
+		return err;
+	static const char *const json_sec[] = { "answer", "authority", "additional" };
+	int sec_at = -1, n_in_sec = 0;
+	while ((err = dnsnap_iter_next(&it, &rr)) == 1) {
+		while (sec_at < (int)rr.section) {
+			if (json)
+				fprintf(f, "%s,\"%s\":[", sec_at >= 0 ? "]" : "", json_sec[sec_at + 1]);
+			else
+				fprintf(f, ";; %s\n", section_names[sec_at + 1]);
+			sec_at++;
+			n_in_sec = 0;
+		}
+		rr.ttl = rr.ttl > sub ? rr.ttl - sub : 0;
+		char *s = rr_text(&rr);
+		if (json) {
+			fputs(n_in_sec++ ? "," : "", f);
+			json_str(f, s ? s : "?");
+		} else {
+			fprintf(f, "%s\n", s ? s : "; (unreadable record)");
+		}
+		free(s);
+	}
+	while (sec_at < DNSNAP_SEC_ADDITIONAL) {
+		if (json)
+			fprintf(f, "%s,\"%s\":[", sec_at >= 0 ? "]" : "", json_sec[sec_at + 1]);
+		else
+			fprintf(f, ";; %s\n", section_names[sec_at + 1]);
+		sec_at++;
+	}
+	if (json)
+		fputs("]}\n", f);
+	return err < 0 ? err : DNSNAP_OK;
+}
+
 int print_entry(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len)
 {
 	dnsnap_key_t k;

@@ -18,6 +18,14 @@
  */
 int print_entry(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len);
 
+/**
+ * One entry for `dnsnap dump`: text (a comment line with the key and its
+ * metadata, then each section's records as zone text with remaining TTLs) or
+ * one JSON object on one line. Remaining TTL = max(0, TTL - age at @p now).
+ */
+int print_dump(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len,
+	       uint32_t now, int json);
+
 /** The entry's bytes, annotated field by field (for the demo). */
 int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len);
 

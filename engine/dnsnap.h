@@ -292,6 +292,16 @@ int dnsnap_snap_foreach(dnsnap_snap_t *s,
 			void *arg);
 
 /**
+ * Like dnsnap_snap_foreach(), over the keys that start with @p prefix only: a
+ * range scan (dnsnap_key_zone_prefix() gives a zone's prefix; the keys of a
+ * name are its name's reversed labels and the 0 that ends them).
+ */
+int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
+			       int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+					 const uint8_t *entry, size_t entry_len),
+			       void *arg);
+
+/**
  * Write the export stream of @p s (spec/FORMAT.md, "Export stream") to @p fd:
  * zstd at @p level (0 = 3), content checksum on, in constant memory. Every
  * key and entry is checked before it is written.

@@ -800,12 +800,12 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 
 /* ---------------------------------------------------------------- export */
 
-int dnsnap_snap_foreach(dnsnap_snap_t *s,
-			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
-				  const uint8_t *entry, size_t entry_len),
-			void *arg)
+int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
+			       int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+					 const uint8_t *entry, size_t entry_len),
+			       void *arg)
 {
-	if (s == NULL || fn == NULL)
+	if (s == NULL || fn == NULL || (prefix_len > 0 && prefix == NULL))
 		return DNSNAP_EINVAL;
 	MDB_txn *txn;
 	MDB_cursor *cur;
@@ -815,14 +815,18 @@ int dnsnap_snap_foreach(dnsnap_snap_t *s,
 	if (rc != 0)
 		return DNSNAP_ELMDB;
 	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
-	MDB_val k, v;
-	int ret = DNSNAP_OK, first = 1;
-	while ((rc = mdb_cursor_get(cur, &k, &v, first ? MDB_FIRST : MDB_NEXT)) == 0) {
-		first = 0;
+	/* keys with a common prefix are one range: position at its start */
+	MDB_val k = { prefix_len, (void *)prefix }, v;
+	MDB_cursor_op op = prefix_len ? MDB_SET_RANGE : MDB_FIRST;
+	int ret = DNSNAP_OK;
+	while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
+		op = MDB_NEXT;
 		if (!in_data(s, k.mv_data, k.mv_size) || !in_data(s, v.mv_data, v.mv_size)) {
 			ret = DNSNAP_ECHECKSUM;
 			break;
 		}
+		if (prefix_len && (k.mv_size < prefix_len || memcmp(k.mv_data, prefix, prefix_len) != 0))
+			break; /* past the range */
 		if ((ret = fn(arg, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) != 0)
 			break;
 	}
@@ -832,4 +836,12 @@ int dnsnap_snap_foreach(dnsnap_snap_t *s,
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
 	return ret;
+}
+
+int dnsnap_snap_foreach(dnsnap_snap_t *s,
+			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+				  const uint8_t *entry, size_t entry_len),
+			void *arg)
+{
+	return dnsnap_snap_foreach_prefix(s, NULL, 0, fn, arg);
 }

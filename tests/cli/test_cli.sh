@@ -88,6 +88,26 @@ if [ -x "$demo" ]; then
 	expect "get: invalid domain name" 2 "$bin" get "$tmp/a.snap" \
 		"$(printf 'a%.0s' $(seq 1 70)).example" && err_has "name" "not a valid domain name"
 	expect "get: bad --tag" 2 "$bin" get "$tmp/a.snap" "$qname" --tag xyz
+	expect "dump --name" 0 "$bin" dump "$tmp/a.snap" --name "$qname" --now $live &&
+		[ "$(grep -c '^; ' "$tmp/out")" -eq 1 ] && grep -q "^; $qname IN A " "$tmp/out" ||
+		{ echo "not ok - dump --name"; fails=$((fails + 1)); }
+	expect "dump everything live" 0 "$bin" dump "$tmp/a.snap" --json --now $live &&
+		[ "$(wc -l < "$tmp/out")" -eq 2000 ] ||
+		{ echo "not ok - dump count"; fails=$((fails + 1)); }
+	cp "$tmp/out" "$tmp/all.json"
+	zone=$(echo "$qname" | sed 's/^[^.]*\.//') # the name's parent, e.g. bidi.net.
+	want=$(grep -c "^{\"name\":\"\([^\"]*\.\)\{0,1\}$(echo "$zone" | sed 's/\./\\./g')\"" "$tmp/all.json")
+	expect "dump --zone" 0 "$bin" dump "$tmp/a.snap" --zone "$zone" --json --now $live &&
+		[ "$(wc -l < "$tmp/out")" -eq "$want" ] && [ "$want" -ge 1 ] ||
+		{ echo "not ok - dump --zone $zone: $(wc -l < "$tmp/out") lines, want $want"; fails=$((fails + 1)); }
+	expect "dump --type AAAA" 0 "$bin" dump "$tmp/a.snap" --type AAAA --json --now $live &&
+		! grep -v '"type":"AAAA"' "$tmp/out" | grep -q . ||
+		{ echo "not ok - dump --type"; fails=$((fails + 1)); }
+	expect "dump: nothing live later" 1 "$bin" dump "$tmp/a.snap" --now 1900000000
+	expect "dump --expired" 0 "$bin" dump "$tmp/a.snap" --expired --json --now 1900000000 &&
+		[ "$(wc -l < "$tmp/out")" -eq 2000 ] ||
+		{ echo "not ok - dump --expired"; fails=$((fails + 1)); }
+	expect "dump --zone: invalid name" 2 "$bin" dump "$tmp/a.snap" --zone "a..b"
 	expect "info" 0 "$bin" info "$tmp/a.snap" --now $live &&
 		grep -q '^entries: *2000 (live 2000, expired 0)$' "$tmp/out" ||
 		{ echo "not ok - info counts"; fails=$((fails + 1)); }
