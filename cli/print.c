@@ -45,33 +45,13 @@ static const char *iso8601(uint32_t t, char *buf, size_t cap)
 	return buf;
 }
 
-/* One record through ldns: rebuild its uncompressed wire form, parse, print. */
-static int print_rr(FILE *f, const dnsnap_rr_t *rr)
+
+/* The key and the entry's header, both decoded. */
+static int decode_pair(const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len,
+		       dnsnap_key_t *k, dnsnap_hdr_t *h)
 {
-	uint8_t wire[DNSNAP_NAME_MAX + 10 + 65535];
-	size_t n = rr->owner_len;
-	memcpy(wire, rr->owner, n);
-	wire[n++] = (uint8_t)(rr->type >> 8);
-	wire[n++] = (uint8_t)rr->type;
-	wire[n++] = (uint8_t)(rr->rclass >> 8);
-	wire[n++] = (uint8_t)rr->rclass;
-	for (int s = 24; s >= 0; s -= 8)
-		wire[n++] = (uint8_t)(rr->ttl >> s);
-	wire[n++] = (uint8_t)(rr->rdlen >> 8);
-	wire[n++] = (uint8_t)rr->rdlen;
-	memcpy(wire + n, rr->rdata, rr->rdlen);
-	n += rr->rdlen;
-	ldns_rr *lrr = NULL;
-	size_t pos = 0;
-	if (ldns_wire2rr(&lrr, wire, n, &pos, LDNS_SECTION_ANSWER) != LDNS_STATUS_OK) {
-		fprintf(f, "; record %u: ldns cannot read it\n", rr->index);
-		return DNSNAP_ERDATA;
-	}
-	char *s = ldns_rr2str(lrr);
-	fputs(s ? s : "?\n", f);
-	free(s);
-	ldns_rr_free(lrr);
-	return DNSNAP_OK;
+	int err = dnsnap_key_decode(key, key_len, k, NULL);
+	return err != DNSNAP_OK ? err : dnsnap_entry_header(entry, len, h, NULL);
 }
 
 /* One record's presentation form from ldns, without the newline (malloc'd). */
@@ -102,6 +82,19 @@ static char *rr_text(const dnsnap_rr_t *rr)
 	return s;
 }
 
+/* One record through ldns, as a zone-file line. */
+static int print_rr(FILE *f, const dnsnap_rr_t *rr)
+{
+	char *s = rr_text(rr);
+	if (s == NULL) {
+		fprintf(f, "; record %u: ldns cannot read it\n", rr->index);
+		return DNSNAP_ERDATA;
+	}
+	fprintf(f, "%s\n", s);
+	free(s);
+	return DNSNAP_OK;
+}
+
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -124,9 +117,7 @@ int print_dump(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry
 {
 	dnsnap_key_t k;
 	dnsnap_hdr_t h;
-	int err = dnsnap_key_decode(key, key_len, &k, NULL);
-	if (err == DNSNAP_OK)
-		err = dnsnap_entry_header(entry, len, &h, NULL);
+	int err = decode_pair(key, key_len, entry, len, &k, &h);
 	if (err != DNSNAP_OK)
 		return err;
 	char name[1024], type[32], cls[32], t1[32], t2[32], tag[2 * DNSNAP_TAG_MAX + 2] = "";
@@ -198,10 +189,7 @@ int print_entry(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entr
 {
 	dnsnap_key_t k;
 	dnsnap_hdr_t h;
-	int err = dnsnap_key_decode(key, key_len, &k, NULL);
-	if (err != DNSNAP_OK)
-		return err;
-	err = dnsnap_entry_header(entry, len, &h, NULL);
+	int err = decode_pair(key, key_len, entry, len, &k, &h);
 	if (err != DNSNAP_OK)
 		return err;
 	char name[1024], type[32], cls[32], t1[32], t2[32];
@@ -263,9 +251,7 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 {
 	dnsnap_key_t k;
 	dnsnap_hdr_t h;
-	int err = dnsnap_key_decode(key, key_len, &k, NULL);
-	if (err == DNSNAP_OK)
-		err = dnsnap_entry_header(entry, len, &h, NULL);
+	int err = decode_pair(key, key_len, entry, len, &k, &h);
 	if (err != DNSNAP_OK)
 		return err;
 	char buf[1200];
