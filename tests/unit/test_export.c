@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include "dnsnap.h"
+#include "tmpdir.h"
 #include "wb.h"
 
 #define NOW 1700000000u
@@ -537,16 +538,13 @@ static void test_the_worked_example_and_malformed_records(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/dnsnap-test-export-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tmpdir_make(dir, sizeof dir, "test-export");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 int main(void)

@@ -19,6 +19,7 @@
 #include <lmdb.h>
 
 #include "dnsnap.h"
+#include "tmpdir.h"
 #include "wb.h"
 
 #define NOW 1700000000u
@@ -291,16 +292,13 @@ static void test_writing_into_a_missing_directory_names_the_file(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof dir, "/tmp/dnsnap-test-snap-XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return tmpdir_make(dir, sizeof dir, "test-snap");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return tmpdir_remove(dir);
 }
 
 int main(void)

@@ -43,6 +43,7 @@
 #include <cmocka.h>
 
 #include "dnsnap.h"
+#include "../helpers/tmpdir.h"
 #include "wb.h"
 
 #define NOW 1700000000u
@@ -969,30 +970,13 @@ static void test_answers_stay_right_while_the_snapshot_is_swapped(void **state)
 static int make_dir(void **state)
 {
 	(void)state;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/dnsnap-rel.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL) {
-		perror("mkdtemp");
-		return -1;
-	}
-	return 0;
+	return tmpdir_make(dir, sizeof dir, "rel");
 }
 
 static int remove_dir(void **state)
 {
 	(void)state;
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return -1;
-	char path[512];
-	for (struct dirent *e; (e = readdir(d)) != NULL;) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	return rmdir(dir);
+	return tmpdir_remove(dir);
 }
 
 int main(void)
