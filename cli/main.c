@@ -319,7 +319,7 @@ static int cmd_verify(int argc, char **argv)
 	dnsnap_diag_t d;
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
-	int err = dnsnap_snap_verify(s, &d);
+	int err = dnsnap_snap_verify(s, NULL, &d);
 	dnsnap_snap_close(s);
 	if (err != DNSNAP_OK)
 		return fail("verify", NULL, "%s (%s)", d.msg, dnsnap_errname(err));
@@ -531,7 +531,7 @@ static int cmd_export(int argc, char **argv)
 		return fail("export", out, "%s", strerror(errno));
 	}
 	dnsnap_diag_t d = { 0 };
-	int err = dnsnap_export_write(s, fd, (int)level, top, &d);
+	int err = dnsnap_export_write(s, fd, (int)level, top, NULL, &d);
 	dnsnap_snap_close(s);
 	if (fd != 1 && close(fd) != 0 && err == DNSNAP_OK)
 		err = -errno;
@@ -565,7 +565,7 @@ static int cmd_import(int argc, char **argv)
 	if (fd < 0)
 		return fail("import", in, "%s", strerror(errno));
 	dnsnap_diag_t d = { 0 };
-	int err = dnsnap_import(fd, out, (uint32_t)now, &d);
+	int err = dnsnap_import(fd, out, (uint32_t)now, NULL, NULL, &d);
 	if (fd != 0)
 		close(fd);
 	if (err != DNSNAP_OK)

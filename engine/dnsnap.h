@@ -188,6 +188,21 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
  * before). An entry is never freed while a lookup reads it.
  */
 
+/* -------------------------------------------------------------- progress */
+
+/**
+ * Progress of a long operation (verify, export, import): @p fn is called
+ * every DNSNAP_PROGRESS_EVERY entries and once at the end, from the calling
+ * thread. @p total is 0 when not known in advance. A NULL pointer where a
+ * dnsnap_progress_t is taken means no reports.
+ */
+typedef struct dnsnap_progress {
+	void (*fn)(void *arg, uint64_t done, uint64_t total);
+	void *arg;
+} dnsnap_progress_t;
+
+#define DNSNAP_PROGRESS_EVERY 65536
+
 /* ------------------------------------------------------------- snapshots */
 
 /**
@@ -217,6 +232,10 @@ typedef struct dnsnap_snap_write_stats {
 	uint64_t entry_bytes;    /* keys + entries */
 	uint64_t file_size;
 	double longest_pause_ms; /* the longest a shard was held from inserts */
+	uint64_t from_base;      /* dnsnap_snap_merge(): kept from the base snapshot */
+	uint64_t replaced;       /* ... base entries a newer cache entry replaced */
+	uint64_t base_expired;   /* ... base entries expired at @p now, left out */
+	uint64_t base_bad;       /* ... base entries that failed validation, left out */
 } dnsnap_snap_write_stats_t;
 
 /**
@@ -231,6 +250,47 @@ typedef struct dnsnap_snap_write_stats {
  */
 int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *diag);
+
+/**
+ * Like dnsnap_snap_write(), with the live entries of @p base (at @p now) that
+ * @p c does not replace: where both hold a key, the entry with the later
+ * Inception wins (a tie: @p c's). @p base may be the snapshot at @p path
+ * itself (the old file stays mapped until closed). A base entry that fails
+ * validation is left out and counted (stats->base_bad): merging never fails
+ * on a damaged base, and never copies damage. Memory: the cache's copy, not
+ * the base's size. @p base may be NULL.
+ */
+int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *diag);
+
+/**
+ * A snapshot written entry by entry, in increasing key order, in constant
+ * memory: for streams and filters (import, purge) that never hold a whole
+ * cache. Publishing is the same as dnsnap_snap_write()'s (a temporary beside
+ * @p path, synced, renamed over it).
+ */
+typedef struct dnsnap_snapw dnsnap_snapw_t;
+
+/** Start writing PATH.tmp.PID. @return DNSNAP_OK, DNSNAP_ENOMEM, DNSNAP_ELMDB, -errno */
+int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *diag);
+
+/**
+ * Add one entry. The key and the entry are validated, and the key must be
+ * greater than the one added before.
+ * @return DNSNAP_OK; the validation error (diag names the entry); DNSNAP_EFIELD
+ *         for a key out of order; DNSNAP_ELMDB or -errno (-ENOSPC, -EFBIG).
+ *         After an error, only dnsnap_snapw_abort() is allowed.
+ */
+int dnsnap_snapw_add(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
+		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *diag);
+
+/** Publish: meta record, sync, trailer, rename. Frees @p w, also on error
+ * (then nothing is left behind and @p path is untouched). @p stats may be NULL. */
+int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats,
+			dnsnap_diag_t *diag);
+
+/** Give up: remove the temporary, free @p w. @p path is untouched. Accepts NULL. */
+void dnsnap_snapw_abort(dnsnap_snapw_t *w);
 
 /**
  * Open and map a snapshot read-only (O(1) in entries: the meta record and the
@@ -263,7 +323,8 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
  * @return DNSNAP_OK or the first problem (DNSNAP_ECHECKSUM, DNSNAP_E* of an
  *         entry with diag naming it)
  */
-int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *diag);
+int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *progress,
+		       dnsnap_diag_t *diag);
 
 /** Entries seen bad by dnsnap_snap_get() (they were served as misses). */
 uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
@@ -313,20 +374,25 @@ int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t p
  *         key or entry in the snapshot; DNSNAP_ENOMEM. On error, what was
  *         written to fd is not a valid stream.
  */
-int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n, dnsnap_diag_t *d);
+int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
+			const dnsnap_progress_t *progress, dnsnap_diag_t *d);
 
 /**
  * Read an export stream from @p fd and publish its entries live at @p now as
- * a snapshot at @p path (dnsnap_snap_write()). Everything is checked first:
- * magic and version, every key and entry, key order, the count and checksum
- * of the end record, the zstd checksum; on any error nothing is written and
- * an existing file at @p path is untouched. Hit counts carry over.
+ * a snapshot at @p path, in constant memory: entries are written to the
+ * temporary as they are read (dnsnap_snapw_t) and published only when
+ * everything checked out: magic and version, every key and entry, key order,
+ * the count and checksum of the end record, the zstd checksum. On any error
+ * the temporary is removed and an existing file at @p path is untouched.
+ * Entries already expired at @p now are left out (counted in stats->skipped;
+ * @p stats may be NULL). Hit counts carry over.
  * @return DNSNAP_OK; DNSNAP_EMAGIC, DNSNAP_EVERSION, DNSNAP_ETRUNC,
  *         DNSNAP_ECHECKSUM, DNSNAP_EZSTD, DNSNAP_EFIELD, DNSNAP_ERESERVED or an
  *         entry's error, with diag->offset in the decompressed stream; -errno;
  *         an error of dnsnap_snap_write()
  */
-int dnsnap_import(int fd, const char *path, uint32_t now, dnsnap_diag_t *d);
+int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_t *progress,
+		  dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d);
 
 #ifdef __cplusplus
 }

@@ -10,8 +10,9 @@
  * keys, then walks again writing those.
  *
  * Reading decompresses into a small window and parses record by record; the
- * entries go into a fresh cache, which is published with dnsnap_snap_write()
- * only once the end record, the zstd checksum and the end of input are seen.
+ * entries are appended to a snapshot temporary (dnsnap_snapw_t) as they come,
+ * in constant memory, and published only once the end record, the zstd
+ * checksum and the end of input are seen; on any error the temporary goes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -62,6 +63,7 @@ typedef struct wr {
 	/* top_n: the kept keys, sorted; NULL = all */
 	struct kept *keep;
 	size_t keep_n, keep_i;
+	const dnsnap_progress_t *pr;
 } wr_t;
 
 static int write_all(wr_t *w, const uint8_t *p, size_t n)
@@ -196,7 +198,8 @@ static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	if (wr_put(w, fr, 6) != DNSNAP_OK || wr_put(w, key, key_len) != DNSNAP_OK ||
 	    wr_put(w, entry, entry_len) != DNSNAP_OK)
 		return w->err;
-	w->n++;
+	if (++w->n % DNSNAP_PROGRESS_EVERY == 0 && w->pr != NULL && w->pr->fn != NULL)
+		w->pr->fn(w->pr->arg, w->n, w->expect);
 	return 0;
 }
 
@@ -291,13 +294,14 @@ static size_t stream_header(uint8_t *h, const dnsnap_snap_info_t *info, uint64_t
 	return o;
 }
 
-int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n, dnsnap_diag_t *d)
+int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
+			const dnsnap_progress_t *pr, dnsnap_diag_t *d)
 {
 	if (s == NULL || fd < 0)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	dnsnap_snap_info_t info;
 	dnsnap_snap_info(s, &info);
-	wr_t w = { .fd = fd, .d = d };
+	wr_t w = { .fd = fd, .d = d, .pr = pr };
 	heap_t hp = { 0 };
 	int err = DNSNAP_OK;
 	if (top_n != 0 && top_n < info.entry_count) {
@@ -371,6 +375,8 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n, dns
 	if ((err = wr_put(&w, end, sizeof end)) != DNSNAP_OK)
 		goto out;
 	err = wr_flush(&w, ZSTD_e_end);
+	if (err == DNSNAP_OK && pr != NULL && pr->fn != NULL)
+		pr->fn(pr->arg, w.n, w.expect);
 out:
 	for (size_t i = 0; i < hp.n; i++)
 		dnsnap_free(hp.h[i].key);
@@ -535,8 +541,8 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 	return DNSNAP_OK;
 }
 
-static int import_records(rdr_t *r, dnsnap_cache_t *c, uint8_t *buf, uint64_t announced,
-			  int has_count)
+static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t announced,
+			  int has_count, uint32_t now, const dnsnap_progress_t *pr, uint64_t *expired)
 {
 	uint8_t prev[DNSNAP_KEY_MAX];
 	size_t prev_len = 0;
@@ -633,12 +639,15 @@ static int import_records(rdr_t *r, dnsnap_cache_t *c, uint8_t *buf, uint64_t an
 		memcpy(prev, k, key_len);
 		prev_len = key_len;
 		XXH3_64bits_update(xs, buf, 6 + key_len + (size_t)entry_len);
-		if ((e = dnsnap_cache_insert_entry(c, k, key_len, v, entry_len)) != DNSNAP_OK) {
+		if ((int32_t)(get32(v + 4) - now) <= 0)
+			(*expired)++; /* expired by now: left out */
+		else if ((e = dnsnap_snapw_add(sw, k, key_len, v, entry_len, &ed)) != DNSNAP_OK) {
 			e = dnsnap__diag(r->d, e, (size_t)at, "import: record %llu: %s",
-					 (unsigned long long)n, dnsnap_strerror(e));
+					 (unsigned long long)n, ed.msg);
 			break;
 		}
-		n++;
+		if (++n % DNSNAP_PROGRESS_EVERY == 0 && pr != NULL && pr->fn != NULL)
+			pr->fn(pr->arg, n, has_count ? announced : 0);
 	}
 	XXH3_freeState(xs);
 	if (e != DNSNAP_OK)
@@ -660,12 +669,13 @@ static int import_records(rdr_t *r, dnsnap_cache_t *c, uint8_t *buf, uint64_t an
 	return DNSNAP_OK;
 }
 
-int dnsnap_import(int fd, const char *path, uint32_t now, dnsnap_diag_t *d)
+int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_t *pr,
+		  dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
 {
 	if (fd < 0 || path == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	rdr_t r = { .fd = fd, .d = d };
-	dnsnap_cache_t *c = NULL;
+	dnsnap_snapw_t *sw;
 	uint8_t *buf = NULL;
 	int err;
 	r.dc = ZSTD_createDCtx();
@@ -679,19 +689,26 @@ int dnsnap_import(int fd, const char *path, uint32_t now, dnsnap_diag_t *d)
 		goto out;
 	}
 	r.ib.src = r.in;
-	if ((err = dnsnap_cache_new(NULL, &c)) != DNSNAP_OK) {
-		err = dnsnap__diag(d, err, 0, "import: %s", dnsnap_strerror(err));
-		goto out;
-	}
-	uint64_t announced = 0;
+	uint64_t announced = 0, expired = 0;
 	int has_count = 0;
 	if ((err = read_header(&r, &announced, &has_count)) != DNSNAP_OK)
 		goto out;
-	if ((err = import_records(&r, c, buf, announced, has_count)) != DNSNAP_OK)
+	if ((err = dnsnap_snapw_begin(path, &sw, d)) != DNSNAP_OK)
 		goto out;
-	err = dnsnap_snap_write(c, path, now, NULL, d);
+	err = import_records(&r, sw, buf, announced, has_count, now, pr, &expired);
+	if (err != DNSNAP_OK) {
+		dnsnap_snapw_abort(sw);
+		goto out;
+	}
+	dnsnap_snap_write_stats_t st = { 0 };
+	if ((err = dnsnap_snapw_commit(sw, &st, d)) != DNSNAP_OK)
+		goto out;
+	st.skipped = expired;
+	if (pr != NULL && pr->fn != NULL)
+		pr->fn(pr->arg, st.entries + expired, has_count ? announced : 0);
+	if (stats != NULL)
+		*stats = st;
 out:
-	dnsnap_cache_free(c);
 	ZSTD_freeDCtx(r.dc);
 	dnsnap_free(r.in);
 	dnsnap_free(r.out);

@@ -213,91 +213,291 @@ static void sync_dir(const char *path)
 	}
 }
 
-/* Write the sorted records to the LMDB file at tmp. */
-static int write_lmdb(const char *tmp, const rec_t *r, uint64_t n, uint64_t bytes,
-		      dnsnap_diag_t *d)
-{
+/*
+ * The writer: one LMDB environment on PATH.tmp.PID, entries appended in key
+ * order (MDB_APPEND) in transactions of at most COMMIT_BYTES. The map only
+ * reserves address space and the file grows as pages are written, so the
+ * map is grown between transactions: each needs at most twice its records'
+ * bytes in leaves (a page is split at half), less again in branches, and a
+ * page more per overflowed value. MAP_HEADROOM bounds one transaction.
+ */
+#define MAP_HEADROOM ((size_t)COMMIT_BYTES * 4 + ((size_t)4 << 20))
+
+struct dnsnap_snapw {
 	MDB_env *env;
-	int rc = mdb_env_create(&env);
-	if (rc != 0)
-		return lmdb_err(d, tmp, "mdb_env_create", rc);
-	/*
-	 * The map only reserves address space; the file grows as pages are
-	 * written. A page holds at least half a page of nodes (LMDB splits at
-	 * half), a node is 8 bytes + key + value, a large value goes to its own
-	 * overflow pages; branch pages need less than the leaves again. Twice
-	 * that plus slack is a bound, not a guess.
-	 */
-	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t need = (bytes + n * 16) * 2 * 2 + (uint64_t)ps * 64 + n * 2 * 16;
-	for (uint64_t i = 0; i < n; i++)
-		if (r[i].entry_len > ps / 2)
-			need += r[i].entry_len + ps;
-	mdb_env_set_mapsize(env, (size_t)need);
-	mdb_env_set_maxdbs(env, 2);
-	/* NOMEMINIT: pages are filled before they are written; no need to zero */
-	rc = mdb_env_open(env, tmp, MDB_NOSUBDIR | MDB_NOLOCK | MDB_NOSYNC | MDB_NOMEMINIT, 0600);
-	if (rc != 0) {
-		mdb_env_close(env);
-		return lmdb_err(d, tmp, "mdb_env_open", rc);
-	}
-	MDB_txn *txn = NULL;
+	MDB_txn *txn;
 	MDB_dbi dbi, meta;
-	XXH3_state_t *xs = XXH3_createState();
-	if (xs == NULL) {
-		mdb_env_close(env);
-		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
+	XXH3_state_t *xs;
+	uint64_t n, bytes, in_txn;
+	size_t mapsize, psize;
+	int failed;
+	size_t prev_len;
+	uint8_t prev[DNSNAP_KEY_MAX];
+	char *path;              /* points into tmp's allocation */
+	char tmp[];
+};
+
+/* Commit the transaction under way (if any), grow the map when the next one
+ * might not fit, begin the next. */
+static int snapw_next_txn(dnsnap_snapw_t *w, dnsnap_diag_t *d)
+{
+	const char *what = "mdb_txn_commit";
+	int rc = 0;
+	if (w->txn != NULL) {
+		rc = mdb_txn_commit(w->txn);
+		w->txn = NULL;
 	}
-	XXH3_64bits_reset(xs);
-	const char *what = "mdb_txn_begin";
-	rc = mdb_txn_begin(env, NULL, 0, &txn);
-	if (rc == 0 && (what = "mdb_dbi_open entries",
-			rc = mdb_dbi_open(txn, "entries", MDB_CREATE, &dbi)) == 0)
-		what = "mdb_dbi_open meta", rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta);
-	uint64_t in_txn = 0;
-	for (uint64_t i = 0; rc == 0 && i < n; i++) {
-		MDB_val k = { r[i].key_len, (void *)r[i].key };
-		MDB_val v = { r[i].entry_len, (void *)(r[i].key + r[i].key_len) };
-		what = "mdb_put";
-		rc = mdb_put(txn, dbi, &k, &v, MDB_APPEND);
-		XXH3_64bits_update(xs, r[i].key - 6, 6 + (size_t)r[i].key_len + r[i].entry_len);
-		in_txn += r[i].key_len + r[i].entry_len + 16;
-		if (rc == 0 && in_txn > COMMIT_BYTES) { /* large, not unbounded, transactions */
-			what = "mdb_txn_commit";
-			rc = mdb_txn_commit(txn);
-			txn = NULL;
-			if (rc == 0)
-				what = "mdb_txn_begin", rc = mdb_txn_begin(env, NULL, 0, &txn);
-			in_txn = 0;
+	MDB_envinfo ei;
+	if (rc == 0)
+		what = "mdb_env_info", rc = mdb_env_info(w->env, &ei);
+	if (rc == 0) {
+		size_t used = ((size_t)ei.me_last_pgno + 1) * w->psize;
+		if (used + MAP_HEADROOM > w->mapsize) {
+			w->mapsize = w->mapsize * 2 > used + MAP_HEADROOM ? w->mapsize * 2
+									  : used + MAP_HEADROOM;
+			what = "mdb_env_set_mapsize", rc = mdb_env_set_mapsize(w->env, w->mapsize);
 		}
 	}
-	if (rc == 0) {
-		uint8_t m[256];
-		size_t ml = meta_record(m, n, XXH3_64bits_digest(xs));
-		MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
-		what = "mdb_put meta";
-		rc = mdb_put(txn, meta, &k, &v, 0);
-	}
-	XXH3_freeState(xs);
-	if (rc == 0) {
-		what = "mdb_txn_commit";
-		rc = mdb_txn_commit(txn);
-		txn = NULL;
-	}
 	if (rc == 0)
-		what = "mdb_env_sync", rc = mdb_env_sync(env, 1);
-	if (txn != NULL)
-		mdb_txn_abort(txn);
-	mdb_env_close(env);
-	return rc == 0 ? DNSNAP_OK : lmdb_err(d, tmp, what, rc);
+		what = "mdb_txn_begin", rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
+	w->in_txn = 0;
+	if (rc != 0) {
+		w->failed = 1;
+		return lmdb_err(d, w->tmp, what, rc);
+	}
+	return DNSNAP_OK;
 }
 
-int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
+int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
+{
+	if (path == NULL || out == NULL)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	size_t pl = strlen(path);
+	if (pl > 4000)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: path too long", path);
+	dnsnap_snapw_t *w = dnsnap_calloc(1, sizeof *w + 2 * pl + 40);
+	if (w == NULL || (w->xs = XXH3_createState()) == NULL) {
+		dnsnap_free(w);
+		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
+	}
+	XXH3_64bits_reset(w->xs);
+	int tl = snprintf(w->tmp, pl + 40, "%s.tmp.%ld", path, (long)getpid());
+	w->path = w->tmp + tl + 1;
+	memcpy(w->path, path, pl + 1);
+	remove_stale(path);
+	unlink(w->tmp);
+	w->psize = (size_t)sysconf(_SC_PAGESIZE);
+	w->mapsize = 2 * MAP_HEADROOM;
+	const char *what = "mdb_env_create";
+	int rc = mdb_env_create(&w->env);
+	if (rc == 0)
+		what = "mdb_env_set_mapsize", rc = mdb_env_set_mapsize(w->env, w->mapsize);
+	if (rc == 0)
+		what = "mdb_env_set_maxdbs", rc = mdb_env_set_maxdbs(w->env, 2);
+	/* NOMEMINIT: pages are filled before they are written; no need to zero */
+	if (rc == 0)
+		what = "mdb_env_open", rc = mdb_env_open(w->env, w->tmp, MDB_NOSUBDIR | MDB_NOLOCK |
+							 MDB_NOSYNC | MDB_NOMEMINIT, 0600);
+	if (rc == 0)
+		what = "mdb_txn_begin", rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
+	if (rc == 0)
+		what = "mdb_dbi_open entries", rc = mdb_dbi_open(w->txn, "entries", MDB_CREATE, &w->dbi);
+	if (rc == 0)
+		what = "mdb_dbi_open meta", rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->meta);
+	if (rc != 0) {
+		int err = lmdb_err(d, w->tmp, what, rc);
+		dnsnap_snapw_abort(w);
+		return err;
+	}
+	*out = w;
+	return DNSNAP_OK;
+}
+
+/* Append one record; the caller vouches for the order and the bytes. */
+static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
+		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
+{
+	MDB_val k = { key_len, (void *)key }, v = { entry_len, (void *)entry };
+	int rc = mdb_put(w->txn, w->dbi, &k, &v, MDB_APPEND);
+	if (rc != 0) {
+		w->failed = 1;
+		return lmdb_err(d, w->tmp, "mdb_put", rc);
+	}
+	uint8_t fr[6];
+	put16(fr, (uint16_t)key_len);
+	put32(fr + 2, (uint32_t)entry_len);
+	XXH3_64bits_update(w->xs, fr, 6);
+	XXH3_64bits_update(w->xs, key, key_len);
+	XXH3_64bits_update(w->xs, entry, entry_len);
+	memcpy(w->prev, key, key_len);
+	w->prev_len = key_len;
+	w->n++;
+	w->bytes += key_len + entry_len;
+	w->in_txn += key_len + entry_len + 16;
+	if (w->in_txn > COMMIT_BYTES) /* large, not unbounded, transactions */
+		return snapw_next_txn(w, d);
+	return DNSNAP_OK;
+}
+
+/* Name an entry as a tool user knows it: its query name and type. */
+static void entry_name(const dnsnap_key_t *k, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; k->name[i] && o + k->name[i] + 2 < cap; i += 1 + k->name[i]) {
+		memcpy(out + o, k->name + i + 1, k->name[i]);
+		o += k->name[i];
+		out[o++] = '.';
+	}
+	if (o == 0)
+		out[o++] = '.';
+	snprintf(out + o, cap - o, " type %u", k->qtype);
+}
+
+int dnsnap_snapw_add(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
+		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
+{
+	if (w == NULL || key == NULL || entry == NULL || w->failed)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	dnsnap_key_t k;
+	dnsnap_diag_t ed;
+	char kname[300];
+	int e = dnsnap_key_decode(key, key_len, &k, &ed);
+	if (e != DNSNAP_OK)
+		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", w->path,
+				    (unsigned long long)w->n, ed.msg);
+	if ((e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
+		entry_name(&k, kname, sizeof kname);
+		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
+				    w->path, (unsigned long long)w->n, kname, ed.offset, ed.msg);
+	}
+	if (w->n > 0 && dnsnap_key_cmp(w->prev, w->prev_len, key, key_len) >= 0) {
+		entry_name(&k, kname, sizeof kname);
+		return dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu (%s): keys must increase",
+				    w->path, (unsigned long long)w->n, kname);
+	}
+	return snapw_put(w, key, key_len, entry, entry_len, d);
+}
+
+void dnsnap_snapw_abort(dnsnap_snapw_t *w)
+{
+	if (w == NULL)
+		return;
+	if (w->txn != NULL)
+		mdb_txn_abort(w->txn);
+	if (w->env != NULL)
+		mdb_env_close(w->env);
+	unlink(w->tmp);
+	XXH3_freeState(w->xs);
+	dnsnap_free(w);
+}
+
+int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	if (w == NULL)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	if (w->failed) {
+		dnsnap_snapw_abort(w);
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "commit after a failed add");
+	}
+	uint8_t m[256];
+	size_t ml = meta_record(m, w->n, XXH3_64bits_digest(w->xs));
+	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
+	const char *what = "mdb_put meta";
+	int rc = mdb_put(w->txn, w->meta, &k, &v, 0);
+	if (rc == 0)
+		what = "mdb_txn_commit", rc = mdb_txn_commit(w->txn);
+	w->txn = NULL;
+	if (rc == 0)
+		what = "mdb_env_sync", rc = mdb_env_sync(w->env, 1);
+	int err = rc == 0 ? DNSNAP_OK : lmdb_err(d, w->tmp, what, rc);
+	mdb_env_close(w->env);
+	w->env = NULL;
+	uint64_t size = 0;
+	if (err == DNSNAP_OK) {
+		int fd = open(w->tmp, O_RDWR);
+		if (fd < 0)
+			err = dnsnap__diag(d, -errno, 0, "%s: %s", w->tmp, strerror(errno));
+		else {
+			err = write_trailer(fd, d, w->tmp);
+			struct stat st;
+			if (err == DNSNAP_OK && fstat(fd, &st) == 0)
+				size = (uint64_t)st.st_size;
+			close(fd);
+		}
+	}
+	if (err == DNSNAP_OK && rename(w->tmp, w->path) != 0)
+		err = dnsnap__diag(d, -errno, 0, "%s: rename: %s", w->path, strerror(errno));
+	if (err != DNSNAP_OK) {
+		dnsnap_snapw_abort(w);
+		return err;
+	}
+	sync_dir(w->path);
+	if (stats != NULL) {
+		stats->entries = w->n;
+		stats->entry_bytes = w->bytes;
+		stats->file_size = size;
+	}
+	XXH3_freeState(w->xs);
+	dnsnap_free(w);
+	return DNSNAP_OK;
+}
+
+/* The merge of the cache's sorted copy (r[i..n)) with a base snapshot's
+ * entries as the walk delivers them, in key order. */
+typedef struct merge {
+	dnsnap_snapw_t *w;
+	const rec_t *r;
+	uint64_t i, n;
+	uint32_t now;
+	dnsnap_snap_write_stats_t st;
+	dnsnap_diag_t *d;
+	int err;
+} merge_t;
+
+static int merge_put_rec(merge_t *m, const rec_t *r)
+{
+	return snapw_put(m->w, r->key, r->key_len, r->key + r->key_len, r->entry_len, m->d);
+}
+
+static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	merge_t *m = arg;
+	int c = 1;
+	while (m->i < m->n && (c = dnsnap_key_cmp(m->r[m->i].key, m->r[m->i].key_len, key,
+						   key_len)) < 0)
+		if ((m->err = merge_put_rec(m, &m->r[m->i++])) != DNSNAP_OK)
+			return 1;
+	dnsnap_key_t k;
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
+	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK ||
+	    (m->w->n > 0 && dnsnap_key_cmp(m->w->prev, m->w->prev_len, key, key_len) >= 0)) {
+		m->st.base_bad++;
+		return 0;
+	}
+	if (c == 0) { /* both hold the key: the later Inception wins */
+		const rec_t *r = &m->r[m->i++];
+		if ((int32_t)(get32(entry) - get32(r->key + r->key_len)) > 0) {
+			m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
+			m->st.from_base++;
+		} else {
+			m->err = merge_put_rec(m, r);
+			m->st.replaced++;
+		}
+	} else if ((int32_t)(get32(entry + 4) - m->now) <= 0) {
+		m->st.base_expired++;
+	} else {
+		m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
+		m->st.from_base++;
+	}
+	return m->err != DNSNAP_OK;
+}
+
+int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,
 		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
 {
 	if (c == NULL || path == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
-	remove_stale(path);
 	dnsnap_copy_t cp = { 0 };
 	int err = dnsnap__cache_copy_live(c, now, &cp);
 	rec_t *r = NULL;
@@ -321,42 +521,37 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 	if (cp.n > 1)
 		qsort(r, cp.n, sizeof *r, rec_cmp);
 
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-		err = dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: path too long", path);
-		goto out;
+	merge_t m = { .r = r, .n = cp.n, .now = now, .d = d };
+	err = dnsnap_snapw_begin(path, &m.w, d);
+	if (err == DNSNAP_OK && base != NULL) {
+		err = dnsnap_snap_foreach(base, merge_base, &m);
+		if (err == 1)
+			err = m.err;
+		else if (err != DNSNAP_OK)
+			err = dnsnap__diag(d, err, 0, "%s: reading the base snapshot: %s", path,
+					   dnsnap_strerror(err));
 	}
-	unlink(tmp);
-	err = write_lmdb(tmp, r, cp.n, cp.len, d);
-	if (err == DNSNAP_OK) {
-		int fd = open(tmp, O_RDWR);
-		if (fd < 0)
-			err = dnsnap__diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
-		else {
-			err = write_trailer(fd, d, tmp);
-			struct stat st;
-			if (err == DNSNAP_OK && stats != NULL && fstat(fd, &st) == 0)
-				stats->file_size = (uint64_t)st.st_size;
-			close(fd);
-		}
-	}
-	if (err == DNSNAP_OK && rename(tmp, path) != 0)
-		err = dnsnap__diag(d, -errno, 0, "%s: rename: %s", path, strerror(errno));
-	if (err != DNSNAP_OK)
-		unlink(tmp);
+	while (err == DNSNAP_OK && m.i < m.n)
+		err = merge_put_rec(&m, &r[m.i++]);
+	if (err == DNSNAP_OK)
+		err = dnsnap_snapw_commit(m.w, &m.st, d);
 	else
-		sync_dir(path);
+		dnsnap_snapw_abort(m.w);
 	if (err == DNSNAP_OK && stats != NULL) {
-		stats->entries = cp.n;
+		*stats = m.st;
 		stats->skipped = cp.skipped;
-		stats->entry_bytes = cp.len - cp.n * 6;
 		stats->longest_pause_ms = cp.longest_ms;
 	}
-out:
 	dnsnap_free(r);
 	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
 		dnsnap_free(cp.seg[k]);
 	return err;
+}
+
+int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	return dnsnap_snap_merge(c, NULL, path, now, stats, d);
 }
 
 /* ------------------------------------------------------------------ read */
@@ -725,7 +920,7 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 	return dnsnap__snap_answer(s, q, now, max_size, 0, 0, 1232, out, cap, out_len);
 }
 
-int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
+int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_diag_t *d)
 {
 	if (s == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
@@ -762,17 +957,9 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", s->path,
 				   (unsigned long long)n, ed.msg);
 		else if ((e = dnsnap_entry_validate(v.mv_data, v.mv_size, &ed)) != DNSNAP_OK) {
-			/* name the entry by its key's name, as a tool user knows it */
-			size_t o = 0;
-			for (size_t i = 0; key.name[i] && o < sizeof kname - 70; i += 1 + key.name[i]) {
-				memcpy(kname + o, key.name + i + 1, key.name[i]);
-				o += key.name[i];
-				kname[o++] = '.';
-			}
-			kname[o] = 0;
-			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s type %u) at offset 0x%zx: %s",
-				   s->path, (unsigned long long)n, o ? kname : ".", key.qtype,
-				   ed.offset, ed.msg);
+			entry_name(&key, kname, sizeof kname);
+			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
+				   s->path, (unsigned long long)n, kname, ed.offset, ed.msg);
 		} else if (n > 0 && dnsnap_key_cmp(pk.mv_data, pk.mv_size, k.mv_data, k.mv_size) >= 0)
 			err = dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order", s->path,
 				   (unsigned long long)n);
@@ -783,8 +970,11 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, dnsnap_diag_t *d)
 		XXH3_64bits_update(xs, k.mv_data, k.mv_size);
 		XXH3_64bits_update(xs, v.mv_data, v.mv_size);
 		pk = k;
-		n++;
+		if (++n % DNSNAP_PROGRESS_EVERY == 0 && pr != NULL && pr->fn != NULL)
+			pr->fn(pr->arg, n, s->info.entry_count);
 	}
+	if (pr != NULL && pr->fn != NULL)
+		pr->fn(pr->arg, n, s->info.entry_count);
 	if (err == DNSNAP_OK && rc != MDB_NOTFOUND && rc != 0)
 		err = dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
 	if (err == DNSNAP_OK && n != s->info.entry_count)

@@ -38,11 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(z);
 	dnsnap_diag_t d;
 	unlink(path);
-	int err = dnsnap_import(fd, path, 1700000000u, &d);
+	int err = dnsnap_import(fd, path, 1700000000u, NULL, NULL, &d);
 	close(fd);
 	if (err == DNSNAP_OK) {
 		dnsnap_snap_t *s;
-		if (dnsnap_snap_open(path, &s, &d) != DNSNAP_OK || dnsnap_snap_verify(s, &d) != DNSNAP_OK)
+		if (dnsnap_snap_open(path, &s, &d) != DNSNAP_OK || dnsnap_snap_verify(s, NULL, &d) != DNSNAP_OK)
 			abort(); /* an accepted stream must give a good snapshot */
 		dnsnap_snap_close(s);
 		unlink(path);

@@ -162,7 +162,7 @@ static int export_to(const char *snap, const char *out, uint64_t top_n)
 	assert_int_equal(dnsnap_snap_open(snap, &s, &d), DNSNAP_OK);
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
-	int err = dnsnap_export_write(s, fd, 0, top_n, &d);
+	int err = dnsnap_export_write(s, fd, 0, top_n, NULL, &d);
 	if (err != DNSNAP_OK)
 		print_error("export: %s\n", d.msg);
 	close(fd);
@@ -174,7 +174,7 @@ static int import_from(const char *in, const char *target, dnsnap_diag_t *d)
 {
 	int fd = open(in, O_RDONLY);
 	assert_true(fd >= 0);
-	int err = dnsnap_import(fd, target, NOW + 1, d);
+	int err = dnsnap_import(fd, target, NOW + 1, NULL, NULL, d);
 	close(fd);
 	return err;
 }
@@ -199,7 +199,7 @@ static void test_export_and_import_round_trip(void **state)
 	dnsnap_snap_t *a, *b;
 	assert_int_equal(dnsnap_snap_open(path("src.snap"), &a, NULL), DNSNAP_OK);
 	assert_int_equal(dnsnap_snap_open(path("dst.snap"), &b, NULL), DNSNAP_OK);
-	assert_int_equal(dnsnap_snap_verify(b, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(b, NULL, &d), DNSNAP_OK);
 	dnsnap_snap_info_t ia, ib;
 	dnsnap_snap_info(a, &ia);
 	dnsnap_snap_info(b, &ib);
@@ -263,7 +263,7 @@ static void test_top_n_keeps_the_most_hit_entries(void **state)
 		fail_msg("%s", d.msg);
 	dnsnap_snap_t *s;
 	assert_int_equal(dnsnap_snap_open(path("top.snap"), &s, NULL), DNSNAP_OK);
-	assert_int_equal(dnsnap_snap_verify(s, NULL), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(s, NULL, NULL), DNSNAP_OK);
 	dnsnap_snap_info_t info;
 	dnsnap_snap_info(s, &info);
 	assert_int_equal(info.entry_count, 50);

@@ -117,7 +117,7 @@ static void test_a_written_snapshot_opens_and_answers_every_name(void **state)
 	}
 	assert_int_equal(ask(NULL, s, "absent.snap.example", NOW, NULL), DNSNAP_ENOTFOUND);
 	assert_int_equal(ask(NULL, s, "n1.snap.example", NOW + 3600, NULL), DNSNAP_ENOTFOUND);
-	assert_int_equal(dnsnap_snap_verify(s, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_OK);
 	assert_int_equal(dnsnap_snap_bad_entries(s), 0);
 	dnsnap_snap_close(s);
 	dnsnap_cache_free(c);
@@ -133,7 +133,7 @@ static void test_expired_entries_are_not_written(void **state)
 	assert_int_equal(st.skipped, NAMES);
 	dnsnap_snap_t *s;
 	assert_int_equal(dnsnap_snap_open(path("e.snap"), &s, NULL), DNSNAP_OK);
-	assert_int_equal(dnsnap_snap_verify(s, NULL), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(s, NULL, NULL), DNSNAP_OK);
 	dnsnap_snap_close(s);
 	dnsnap_cache_free(c);
 }
@@ -274,7 +274,141 @@ static void test_verify_finds_a_changed_byte(void **state)
 	dnsnap_snap_t *s;
 	dnsnap_diag_t d;
 	assert_int_equal(dnsnap_snap_open(path("f.snap"), &s, &d), DNSNAP_OK);
-	assert_int_equal(dnsnap_snap_verify(s, &d), DNSNAP_ECHECKSUM);
+	assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_ECHECKSUM);
+	dnsnap_snap_close(s);
+}
+
+/* Copy a snapshot through the entry-by-entry writer. */
+struct copy {
+	dnsnap_snapw_t *w;
+	int skip;            /* leave out every skip-th entry (0: none) */
+	uint64_t n;
+};
+
+static int copy_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		    size_t entry_len)
+{
+	struct copy *cp = arg;
+	if (cp->skip && cp->n++ % (uint64_t)cp->skip == 0)
+		return 0;
+	return dnsnap_snapw_add(cp->w, key, key_len, entry, entry_len, NULL);
+}
+
+static void test_the_entry_writer_copies_a_snapshot_and_refuses_disorder(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *c = filled(1, 3600);
+	dnsnap_diag_t d;
+	assert_int_equal(dnsnap_snap_write(c, path("w.snap"), NOW, NULL, &d), DNSNAP_OK);
+	dnsnap_cache_free(c);
+	dnsnap_snap_t *s, *t;
+	assert_int_equal(dnsnap_snap_open(path("w.snap"), &s, &d), DNSNAP_OK);
+
+	/* a whole copy: the same digest */
+	struct copy cp = { 0 };
+	assert_int_equal(dnsnap_snapw_begin(path("w2.snap"), &cp.w, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_foreach(s, copy_one, &cp), DNSNAP_OK);
+	dnsnap_snap_write_stats_t st = { 0 };
+	assert_int_equal(dnsnap_snapw_commit(cp.w, &st, &d), DNSNAP_OK);
+	assert_int_equal(st.entries, NAMES);
+	assert_int_equal(dnsnap_snap_open(path("w2.snap"), &t, &d), DNSNAP_OK);
+	dnsnap_snap_info_t a, b;
+	dnsnap_snap_info(s, &a);
+	dnsnap_snap_info(t, &b);
+	assert_int_equal(a.digest, b.digest);
+	assert_int_equal(dnsnap_snap_verify(t, NULL, &d), DNSNAP_OK);
+	dnsnap_snap_close(t);
+
+	/* every third left out: still a good snapshot */
+	cp = (struct copy){ .skip = 3 };
+	assert_int_equal(dnsnap_snapw_begin(path("w3.snap"), &cp.w, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_foreach(s, copy_one, &cp), DNSNAP_OK);
+	assert_int_equal(dnsnap_snapw_commit(cp.w, &st, &d), DNSNAP_OK);
+	assert_int_equal(st.entries, NAMES - (NAMES + 2) / 3);
+	assert_int_equal(dnsnap_snap_open(path("w3.snap"), &t, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(t, NULL, &d), DNSNAP_OK);
+	dnsnap_snap_close(t);
+
+	/* a key again, and a bad entry: refused; abort leaves the old file */
+	dnsnap_view_t v;
+	uint8_t key[DNSNAP_KEY_MAX];
+	size_t kl;
+	dnsnap_snapw_t *w;
+	assert_int_equal(dnsnap_key_encode((const uint8_t *)"\2n1\4snap\7example", 17, 1, 1, 0,
+					   NULL, 0, key, sizeof key, &kl), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_get(s, key, kl, &v), DNSNAP_OK);
+	assert_int_equal(dnsnap_snapw_begin(path("w2.snap"), &w, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snapw_add(w, key, kl, v.p, v.len, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snapw_add(w, key, kl, v.p, v.len, &d), DNSNAP_EFIELD);
+	assert_non_null(strstr(d.msg, "keys must increase"));
+	dnsnap_snapw_abort(w);
+	assert_int_equal(dnsnap_snapw_begin(path("w2.snap"), &w, &d), DNSNAP_OK);
+	assert_int_not_equal(dnsnap_snapw_add(w, key, kl, v.p, v.len - 1, &d), DNSNAP_OK);
+	assert_non_null(strstr(d.msg, "n1.snap.example. type 1"));
+	dnsnap_snapw_abort(w);
+	assert_int_equal(dnsnap_snap_open(path("w2.snap"), &t, &d), DNSNAP_OK);
+	dnsnap_snap_info(t, &b);
+	assert_int_equal(a.digest, b.digest);
+	dnsnap_snap_close(t);
+	char tmp[160];
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path("w2.snap"), (long)getpid());
+	assert_int_equal(access(tmp, F_OK), -1);
+	dnsnap_snap_close(s);
+}
+
+/* Merging: the later inception wins a shared key; expired base entries go. */
+static void test_a_merge_keeps_the_newer_entry_of_each_key(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *c;
+	dnsnap_diag_t d;
+	wb_t w;
+	/* base: n0..n9 at NOW (n5..n9 with a TTL that is over by NOW + 200) */
+	assert_int_equal(dnsnap_cache_new(NULL, &c), DNSNAP_OK);
+	char name[64];
+	for (unsigned i = 0; i < 10; i++) {
+		snprintf(name, sizeof name, "n%u.merge.example", i);
+		response_a(&w, name, i < 5 ? 3600 : 100, 0x100 | i);
+		assert_int_equal(dnsnap_cache_insert(c, w.b, w.n, NOW, NULL, 0, &scratch, NULL),
+				 DNSNAP_OK);
+	}
+	assert_int_equal(dnsnap_snap_write(c, path("m.snap"), NOW, NULL, &d), DNSNAP_OK);
+	dnsnap_cache_free(c);
+	/* new: n0, n1 later (they win), n20 new; n2 earlier than the base (loses) */
+	assert_int_equal(dnsnap_cache_new(NULL, &c), DNSNAP_OK);
+	const struct { unsigned i; uint32_t at; } news[] = { { 0, NOW + 200 }, { 1, NOW + 200 },
+							    { 20, NOW + 200 }, { 2, NOW - 50 } };
+	for (size_t k = 0; k < 4; k++) {
+		snprintf(name, sizeof name, "n%u.merge.example", news[k].i);
+		response_a(&w, name, 3600, 0x200 | news[k].i);
+		assert_int_equal(dnsnap_cache_insert(c, w.b, w.n, news[k].at, NULL, 0, &scratch,
+						     NULL), DNSNAP_OK);
+	}
+	dnsnap_snap_t *base, *s;
+	assert_int_equal(dnsnap_snap_open(path("m.snap"), &base, &d), DNSNAP_OK);
+	dnsnap_snap_write_stats_t st = { 0 };
+	int err = dnsnap_snap_merge(c, base, path("m.snap"), NOW + 200, &st, &d);
+	if (err != DNSNAP_OK)
+		fail_msg("%s", d.msg);
+	dnsnap_snap_close(base);
+	dnsnap_cache_free(c);
+	/* kept from base: n2 (newer than the cache's), n3, n4; replaced: n0, n1 */
+	assert_int_equal(st.entries, 6);
+	assert_int_equal(st.from_base, 3);
+	assert_int_equal(st.replaced, 2);
+	assert_int_equal(st.base_expired, 5);
+	assert_int_equal(st.base_bad, 0);
+	assert_int_equal(dnsnap_snap_open(path("m.snap"), &s, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_OK);
+	const unsigned want[][2] = { { 0, 0x200 }, { 1, 0x200 }, { 2, 0x100 }, { 3, 0x100 },
+				     { 4, 0x100 }, { 20, 0x200 } };
+	for (size_t k = 0; k < 6; k++) {
+		unsigned x = 0;
+		snprintf(name, sizeof name, "n%u.merge.example", want[k][0]);
+		assert_int_equal(ask(NULL, s, name, NOW + 200, &x), DNSNAP_OK);
+		assert_int_equal(x, want[k][1] | want[k][0]);
+	}
+	assert_int_equal(ask(NULL, s, "n7.merge.example", NOW + 200, NULL), DNSNAP_ENOTFOUND);
 	dnsnap_snap_close(s);
 }
 
@@ -311,6 +445,8 @@ int main(void)
 		cmocka_unit_test(test_opening_refuses_what_is_not_a_whole_snapshot),
 		cmocka_unit_test(test_verify_finds_a_changed_byte),
 		cmocka_unit_test(test_writing_into_a_missing_directory_names_the_file),
+		cmocka_unit_test(test_the_entry_writer_copies_a_snapshot_and_refuses_disorder),
+		cmocka_unit_test(test_a_merge_keeps_the_newer_entry_of_each_key),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

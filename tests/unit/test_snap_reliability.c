@@ -327,7 +327,7 @@ static dnsnap_snap_t *must_open(const char *path)
 static void must_verify(dnsnap_snap_t *s, const char *what)
 {
 	dnsnap_diag_t d = { 0 };
-	int err = dnsnap_snap_verify(s, &d);
+	int err = dnsnap_snap_verify(s, NULL, &d);
 	if (err != DNSNAP_OK)
 		fail_msg("verify %s: %s (%s)", what, dnsnap_errname(err), d.msg);
 }
@@ -520,7 +520,7 @@ static void test_a_writer_killed_at_any_moment_leaves_a_whole_snapshot(void **st
 			fail_msg("trial %d (killed after %u us, %u writes): open: %s (%s)", t,
 				 delay_us, writes, dnsnap_errname(err), d.msg);
 		hold_snap(s);
-		err = dnsnap_snap_verify(s, &d);
+		err = dnsnap_snap_verify(s, NULL, &d);
 		if (err != DNSNAP_OK)
 			fail_msg("trial %d (killed after %u us, %u writes): verify: %s (%s)", t,
 				 delay_us, writes, dnsnap_errname(err), d.msg);
@@ -659,7 +659,7 @@ static int probe(const char *path, char *detail, size_t cap, int *wrong, int *mi
 			_exit(CHILD_REFUSED);
 		rep->wrong = count_wrong_missed(NULL, s, "h", NAMES, 1, NULL, 0, &rep->missed);
 		memset(&d, 0, sizeof d);
-		err = dnsnap_snap_verify(s, &d);
+		err = dnsnap_snap_verify(s, NULL, &d);
 		rep->err = err;
 		snprintf(rep->msg, sizeof rep->msg, "%d not answered right (%d misses); %s",
 			 rep->wrong, rep->missed, d.msg);
