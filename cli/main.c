@@ -12,10 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "dnsnap.h"
+#include "cli.h"
 #include "print.h"
-
-#define EXIT_USAGE 2
 
 static const char *usage_text =
 	"usage: dnsnap COMMAND [ARGS]\n"
@@ -41,51 +39,6 @@ static const char *usage_text =
 	"  help                    this text\n"
 	"\n"
 	"options: --help, --version\n";
-
-static int fail(const char *cmd, const char *file, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(const char *cmd, const char *file, const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "dnsnap %s: %s%s", cmd, file ? file : "", file ? ": " : "");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return EXIT_USAGE;
-}
-
-/* Whole file (or stdin for "-") into a malloc'd buffer. */
-static int slurp(const char *path, uint8_t **out, size_t *out_len)
-{
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (f == NULL)
-		return -errno;
-	size_t cap = 4096, n = 0;
-	uint8_t *buf = malloc(cap);
-	while (buf != NULL) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		uint8_t *nb = realloc(buf, cap *= 2);
-		if (nb == NULL)
-			free(buf);
-		buf = nb;
-	}
-	int err = ferror(f) ? -EIO : 0;
-	if (f != stdin)
-		fclose(f);
-	if (buf == NULL)
-		return -ENOMEM;
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*out = buf;
-	*out_len = n;
-	return 0;
-}
 
 static int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc)
 {
@@ -212,28 +165,6 @@ static int cmd_decode(int argc, char **argv)
 	return rc;
 }
 
-/* --now T, --top N, --level L: unsigned numbers */
-static int number(const char *cmd, const char *opt, const char *v, unsigned long long max,
-		  unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (errno || *end || v[0] == '-' || v[0] == 0 || x > max)
-		return fail(cmd, NULL, "%s: not a number up to %llu: %s", opt, max, v);
-	*out = x;
-	return 0;
-}
-
-static int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s)
-{
-	dnsnap_diag_t d;
-	int err = dnsnap_snap_open(path, s, &d);
-	if (err != DNSNAP_OK)
-		return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
-	return 0;
-}
-
 struct live_count {
 	uint32_t now;
 	uint64_t live, expired;
@@ -247,9 +178,7 @@ static int count_live(void *arg, const uint8_t *key, size_t key_len, const uint8
 	(void)key_len;
 	if (entry_len < 8)
 		return 0;
-	uint32_t expiry = (uint32_t)entry[4] | (uint32_t)entry[5] << 8 |
-			  (uint32_t)entry[6] << 16 | (uint32_t)entry[7] << 24;
-	if ((int32_t)(expiry - lc->now) > 0)
+	if ((int32_t)(entry_expiry(entry) - lc->now) > 0)
 		lc->live++;
 	else
 		lc->expired++;
@@ -319,27 +248,14 @@ static int cmd_verify(int argc, char **argv)
 	dnsnap_diag_t d;
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
-	int err = dnsnap_snap_verify(s, NULL, &d);
+	progress_t pg;
+	int err = dnsnap_snap_verify(s, progress_start(&pg, "verify"), &d);
+	progress_end(&pg);
 	dnsnap_snap_close(s);
 	if (err != DNSNAP_OK)
 		return fail("verify", NULL, "%s (%s)", d.msg, dnsnap_errname(err));
 	printf("%s: good: %llu entries, digest %016llx\n", argv[1],
 	       (unsigned long long)in.entry_count, (unsigned long long)in.digest);
-	return 0;
-}
-
-static int hex_tag(const char *h, uint8_t *tag, size_t *len)
-{
-	size_t n = strlen(h);
-	if (n % 2 || n / 2 > DNSNAP_TAG_MAX)
-		return -1;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-		if (sscanf(h + 2 * i, "%2x", &v) != 1)
-			return -1;
-		tag[i] = (uint8_t)v;
-	}
-	*len = n / 2;
 	return 0;
 }
 
@@ -402,12 +318,9 @@ static int cmd_get(int argc, char **argv)
 
 struct dump_ctx {
 	uint32_t now;
-	int json, expired, by_type;
-	uint16_t qtype;
-	const uint8_t *tag;
-	size_t tag_len;
-	uint64_t shown;
-	int err;
+	int json, expired;
+	const filter_t *f;
+	uint64_t shown, bad;
 };
 
 static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
@@ -417,18 +330,13 @@ static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	dnsnap_key_t k;
 	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
 	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK) {
-		dc->err = 1; /* verify names it; dump goes on */
+		dc->bad++; /* verify names it; dump goes on */
 		return 0;
 	}
-	uint32_t expiry = (uint32_t)entry[4] | (uint32_t)entry[5] << 8 |
-			  (uint32_t)entry[6] << 16 | (uint32_t)entry[7] << 24;
-	if ((int32_t)(expiry - dc->now) <= 0 && !dc->expired)
+	if ((int32_t)(entry_expiry(entry) - dc->now) <= 0 && !dc->expired)
 		return 0;
-	if (dc->by_type && k.qtype != dc->qtype)
+	if (!filter_match(dc->f, &k))
 		return 0;
-	if (dc->tag_len != k.tag_len || (k.tag_len && memcmp(k.tag, dc->tag, k.tag_len) != 0))
-		if (dc->tag != NULL)
-			return 0;
 	print_dump(stdout, key, key_len, entry, entry_len, dc->now, dc->json);
 	dc->shown++;
 	return 0;
@@ -436,26 +344,21 @@ static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 
 static int cmd_dump(int argc, char **argv)
 {
-	const char *path = NULL, *name = NULL, *zone = NULL, *type = NULL;
-	struct dump_ctx dc = { .now = (uint32_t)time(NULL) };
-	uint8_t tag[DNSNAP_TAG_MAX];
-	unsigned long long now = dc.now;
+	const char *path = NULL;
+	filter_t f = { 0 };
+	struct dump_ctx dc = { .f = &f };
+	unsigned long long now = (unsigned long long)time(NULL);
 	for (int i = 1; i < argc; i++) {
+		int r = filter_arg("dump", &f, argc, argv, &i);
+		if (r == EXIT_USAGE)
+			return r;
+		if (r == 1)
+			continue;
 		if (strcmp(argv[i], "--json") == 0)
 			dc.json = 1;
 		else if (strcmp(argv[i], "--expired") == 0)
 			dc.expired = 1;
-		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
-			name = argv[++i];
-		else if (strcmp(argv[i], "--zone") == 0 && i + 1 < argc)
-			zone = argv[++i];
-		else if (strcmp(argv[i], "--type") == 0 && i + 1 < argc)
-			type = argv[++i];
-		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc) {
-			if (hex_tag(argv[++i], tag, &dc.tag_len) != 0)
-				return fail("dump", NULL, "--tag: not hex of at most 255 bytes: %s", argv[i]);
-			dc.tag = tag;
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
 			if (number("dump", "--now", argv[++i], UINT32_MAX, &now))
 				return EXIT_USAGE;
 		} else if (path == NULL && argv[i][0] != '-')
@@ -465,41 +368,135 @@ static int cmd_dump(int argc, char **argv)
 	}
 	if (path == NULL)
 		return fail("dump", NULL, "needs a snapshot");
-	if (name != NULL && zone != NULL)
-		return fail("dump", NULL, "--name and --zone do not combine: --zone covers the name");
+	if (filter_ready("dump", &f))
+		return EXIT_USAGE;
 	dc.now = (uint32_t)now;
-	/* --name and --zone are key prefixes: the name's or zone's reversed labels,
-	 * with the ending 0 for a name (its keys only) and without for a zone */
-	uint8_t prefix[DNSNAP_NAME_MAX], q[600];
-	size_t plen = 0;
-	const char *which = name ? name : zone;
-	if (which != NULL) {
-		const char *why = NULL;
-		long ql = make_query(which, "A", "IN", 0, q, sizeof q, &why);
-		if (ql < 0)
-			return fail("dump", NULL, "%s: %s", which, why);
-		size_t wl = (size_t)dnsnap_name_len(q + 12, (size_t)ql - 12);
-		if (dnsnap_key_zone_prefix(q + 12, wl, prefix, sizeof prefix, &plen) != DNSNAP_OK)
-			return fail("dump", NULL, "%s: not a valid domain name", which);
-		if (name != NULL)
-			prefix[plen++] = 0;
-	}
-	if (type != NULL) {
-		const char *why = NULL;
-		if (make_query(".", type, "IN", 0, q, sizeof q, &why) < 0)
-			return fail("dump", NULL, "--type %s: %s", type, why);
-		dc.qtype = (uint16_t)(q[13] << 8 | q[14]);
-		dc.by_type = 1;
-	}
 	dnsnap_snap_t *s;
 	if (open_snap("dump", path, &s))
 		return EXIT_USAGE;
-	int err = dnsnap_snap_foreach_prefix(s, plen ? prefix : NULL, plen, dump_one, &dc);
+	int err = dnsnap_snap_foreach_prefix(s, f.prefix_len ? f.prefix : NULL, f.prefix_len,
+					     dump_one, &dc);
 	dnsnap_snap_close(s);
-	if (err != DNSNAP_OK || dc.err)
-		return fail("dump", path, "%s: run dnsnap verify", err ? dnsnap_strerror(err)
-								  : "bad entries skipped");
-	return dc.shown ? 0 : 1;
+	if (err != DNSNAP_OK)
+		return fail("dump", path, "%s: run dnsnap verify", dnsnap_strerror(err));
+	if (dc.bad)
+		return fail("dump", path, "%llu bad entries skipped: run dnsnap verify",
+			    (unsigned long long)dc.bad);
+	return dc.shown ? 0 : EXIT_NONE;
+}
+
+/*
+ * purge: the entries matching every filter given go; the rest are copied, in
+ * key order, into a new snapshot published over the old (dnsnap_snapw_t).
+ * A --zone or --name purge still walks every key (what stays must be copied)
+ * but tests the prefix first.
+ */
+struct purge_ctx {
+	const filter_t *f;
+	int expired;             /* --expired: only expired entries match */
+	uint32_t now;
+	dnsnap_snapw_t *w;       /* NULL: --dry-run, or counting before writing */
+	uint64_t seen, matched, kept, bad, total;
+	const dnsnap_progress_t *pr;
+	dnsnap_diag_t d;
+};
+
+static int purge_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		     size_t entry_len)
+{
+	struct purge_ctx *pc = arg;
+	dnsnap_key_t k;
+	if (++pc->seen % DNSNAP_PROGRESS_EVERY == 0 && pc->pr != NULL)
+		pc->pr->fn(pc->pr->arg, pc->seen, pc->total);
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
+	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK) {
+		pc->bad++; /* damaged: not copied */
+		return 0;
+	}
+	const filter_t *f = pc->f;
+	int match = (f->prefix_len == 0 ||
+		     (key_len >= f->prefix_len && memcmp(key, f->prefix, f->prefix_len) == 0)) &&
+		    filter_match(f, &k) &&
+		    (!pc->expired || (int32_t)(entry_expiry(entry) - pc->now) <= 0);
+	if (match) {
+		pc->matched++;
+		return 0;
+	}
+	pc->kept++;
+	if (pc->w != NULL)
+		return dnsnap_snapw_add(pc->w, key, key_len, entry, entry_len, &pc->d);
+	return 0;
+}
+
+static int cmd_purge(int argc, char **argv)
+{
+	const char *path = NULL;
+	filter_t f = { 0 };
+	int expired = 0, dry = 0;
+	unsigned long long now = (unsigned long long)time(NULL);
+	for (int i = 1; i < argc; i++) {
+		int r = filter_arg("purge", &f, argc, argv, &i);
+		if (r == EXIT_USAGE)
+			return r;
+		if (r == 1)
+			continue;
+		if (strcmp(argv[i], "--expired") == 0)
+			expired = 1;
+		else if (strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("purge", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (path == NULL && argv[i][0] != '-')
+			path = argv[i];
+		else
+			return fail("purge", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (path == NULL)
+		return fail("purge", NULL, "needs a snapshot");
+	if (!expired && f.name == NULL && f.zone == NULL && f.type == NULL && !f.by_tag)
+		return fail("purge", NULL, "needs at least one of --name, --zone, --type, --tag, "
+			    "--expired (to remove everything, delete the file)");
+	if (filter_ready("purge", &f))
+		return EXIT_USAGE;
+	dnsnap_snap_t *s;
+	if (open_snap("purge", path, &s))
+		return EXIT_USAGE;
+	progress_t pg;
+	const dnsnap_progress_t *pr = progress_start(&pg, "purge");
+	/* first count (cheap: no writing), so that nothing matched means no
+	 * new file, and the write pass can show a total */
+	struct purge_ctx pc = { .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr };
+	int err = dnsnap_snap_foreach(s, purge_one, &pc);
+	uint64_t total = pc.seen, matched = pc.matched, left = total - matched;
+	if (err == DNSNAP_OK && matched > 0 && !dry) {
+		pc = (struct purge_ctx){ .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr,
+					 .total = total };
+		err = dnsnap_snapw_begin(path, &pc.w, &pc.d);
+		if (err == DNSNAP_OK) {
+			err = dnsnap_snap_foreach(s, purge_one, &pc);
+			if (err == DNSNAP_OK)
+				err = dnsnap_snapw_commit(pc.w, NULL, &pc.d);
+			else
+				dnsnap_snapw_abort(pc.w);
+		}
+		left = pc.kept;
+		if (pr != NULL)
+			pr->fn(pr->arg, pc.seen, total);
+	}
+	progress_end(&pg);
+	dnsnap_snap_close(s);
+	if (err != DNSNAP_OK)
+		return fail("purge", path, "%s (%s); the snapshot is unchanged",
+			    pc.d.msg[0] ? pc.d.msg : dnsnap_strerror(err),
+			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err));
+	if (pc.bad)
+		fprintf(stderr, "dnsnap purge: %s: %llu damaged entries %s\n", path,
+			(unsigned long long)pc.bad, dry || !matched ? "found (run dnsnap verify)"
+								    : "left out");
+	printf("%s: %s %llu of %llu entries, %llu left\n", path, dry ? "would purge" : "purged",
+	       (unsigned long long)matched, (unsigned long long)total, (unsigned long long)left);
+	return matched ? 0 : EXIT_NONE;
 }
 
 static int cmd_export(int argc, char **argv)
@@ -531,7 +528,9 @@ static int cmd_export(int argc, char **argv)
 		return fail("export", out, "%s", strerror(errno));
 	}
 	dnsnap_diag_t d = { 0 };
-	int err = dnsnap_export_write(s, fd, (int)level, top, NULL, &d);
+	progress_t pg;
+	int err = dnsnap_export_write(s, fd, (int)level, top, progress_start(&pg, "export"), &d);
+	progress_end(&pg);
 	dnsnap_snap_close(s);
 	if (fd != 1 && close(fd) != 0 && err == DNSNAP_OK)
 		err = -errno;
@@ -565,12 +564,18 @@ static int cmd_import(int argc, char **argv)
 	if (fd < 0)
 		return fail("import", in, "%s", strerror(errno));
 	dnsnap_diag_t d = { 0 };
-	int err = dnsnap_import(fd, out, (uint32_t)now, NULL, NULL, &d);
+	progress_t pg;
+	dnsnap_snap_write_stats_t st = { 0 };
+	int err = dnsnap_import(fd, out, (uint32_t)now, progress_start(&pg, "import"), &st, &d);
+	progress_end(&pg);
 	if (fd != 0)
 		close(fd);
 	if (err != DNSNAP_OK)
 		return fail("import", in, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
 									  : strerror(-err));
+	if (st.skipped)
+		fprintf(stderr, "dnsnap import: %s: %llu entries expired at --now, left out\n",
+			in, (unsigned long long)st.skipped);
 	return 0;
 }
 
@@ -602,6 +607,10 @@ int main(int argc, char **argv)
 		return cmd_get(argc - 1, argv + 1);
 	if (strcmp(cmd, "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1);
+	if (strcmp(cmd, "purge") == 0)
+		return cmd_purge(argc - 1, argv + 1);
+	if (strcmp(cmd, "stats") == 0)
+		return cmd_stats(argc - 1, argv + 1);
 	if (strcmp(cmd, "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)

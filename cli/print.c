@@ -22,14 +22,14 @@ const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap)
 	return buf;
 }
 
-static void print_type(char *buf, size_t cap, uint16_t type)
+void print_type(char *buf, size_t cap, uint16_t type)
 {
 	char *s = ldns_rr_type2str((ldns_rr_type)type);
 	snprintf(buf, cap, "%s", s ? s : "?");
 	free(s);
 }
 
-static void print_class(char *buf, size_t cap, uint16_t rclass)
+void print_class(char *buf, size_t cap, uint16_t rclass)
 {
 	char *s = ldns_rr_class2str((ldns_rr_class)rclass);
 	snprintf(buf, cap, "%s", s ? s : "?");
@@ -95,7 +95,7 @@ static int print_rr(FILE *f, const dnsnap_rr_t *rr)
 	return DNSNAP_OK;
 }
 
-static void json_str(FILE *f, const char *s)
+void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {

@@ -44,4 +44,11 @@ long make_query(const char *name, const char *type, const char *rclass, int dnss
 /** Presentation form of a wire name ("www.example.com."), into buf. */
 const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap);
 
+/** A type's or class's mnemonic ("AAAA", "TYPE65280", "IN"), into buf. */
+void print_type(char *buf, size_t cap, uint16_t type);
+void print_class(char *buf, size_t cap, uint16_t rclass);
+
+/** A JSON string, quoted and escaped. */
+void json_str(FILE *f, const char *s);
+
 #endif

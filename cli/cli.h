@@ -1,0 +1,86 @@
+/*
+ * cli.h: what the commands share: error reporting, argument parsing, opening
+ * a snapshot, progress on a terminal. The commands use only the public
+ * header (dnsnap.h).
+ */
+#ifndef DNSNAP_CLI_H
+#define DNSNAP_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dnsnap.h"
+
+/* Exit codes, like grep's */
+#define EXIT_FOUND 0
+#define EXIT_NONE 1
+#define EXIT_USAGE 2
+
+/** "dnsnap CMD: FILE: message" on stderr. @return EXIT_USAGE */
+int fail(const char *cmd, const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** An unsigned decimal of at most @p max (--now, --top ...). @return 0 or EXIT_USAGE */
+int number(const char *cmd, const char *opt, const char *v, unsigned long long max,
+	   unsigned long long *out);
+
+/** A tag in hex, at most DNSNAP_TAG_MAX bytes. @return 0 or -1 */
+int hex_tag(const char *h, uint8_t *tag, size_t *len);
+
+/** Open a snapshot, reporting a failure. @return 0 or EXIT_USAGE */
+int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s);
+
+/** A whole file, or stdin for "-", into a malloc'd buffer. @return 0 or -errno */
+int slurp(const char *path, uint8_t **out, size_t *out_len);
+
+/**
+ * Entry filters shared by dump and purge: --name, --zone (a key prefix),
+ * --type, --tag, and whether expired entries count.
+ */
+typedef struct filter {
+	uint8_t prefix[DNSNAP_NAME_MAX + 1];
+	size_t prefix_len;       /* 0: every key */
+	int by_type;
+	uint16_t qtype;
+	int by_tag;
+	uint8_t tag[DNSNAP_TAG_MAX];
+	size_t tag_len;
+	const char *name, *zone, *type; /* as given, for messages */
+} filter_t;
+
+/**
+ * Take a filter option at argv[*i] (advancing *i past its value).
+ * @return 1 taken, 0 not a filter option, EXIT_USAGE (reported) on a bad value
+ */
+int filter_arg(const char *cmd, filter_t *f, int argc, char **argv, int *i);
+
+/** Turn the options taken into the prefix and type. @return 0 or EXIT_USAGE */
+int filter_ready(const char *cmd, filter_t *f);
+
+/** Whether a key (decoded) passes the filter's type and tag (the prefix is the walk's). */
+int filter_match(const filter_t *f, const dnsnap_key_t *k);
+
+/** An entry's Expiry (the entry is at least its 18-byte header long). */
+uint32_t entry_expiry(const uint8_t *entry);
+
+/**
+ * Progress on stderr when it is a terminal: "verify: 1,234,567 of 2,000,000
+ * entries (61%), 812,345/s". progress_start() returns NULL otherwise, which
+ * the library takes as "no reports".
+ */
+typedef struct progress {
+	dnsnap_progress_t p;
+	const char *what;
+	double t0;
+	int shown;
+} progress_t;
+
+const dnsnap_progress_t *progress_start(progress_t *pg, const char *what);
+void progress_report(void *arg, uint64_t done, uint64_t total);
+/** End the progress line (the last report stays on the terminal). */
+void progress_end(progress_t *pg);
+
+int cmd_stats(int argc, char **argv);
+
+
+#endif

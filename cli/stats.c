@@ -1,0 +1,434 @@
+/*
+ * stats.c: `dnsnap stats`: one walk over a snapshot, counting entries by
+ * query type, rcode, kind (answer, NXDOMAIN, NODATA, referral), DNSSEC and
+ * tag; histograms of records per entry, entry size and remaining TTL; and
+ * the top entries by hits (a min-heap of N while walking).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "print.h"
+
+#define TAGS_SHOWN 20
+
+static const char *const kind_names[] = { "answer", "nxdomain", "nodata", "referral" };
+static const char *const rcode_names[16] = {
+	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN",
+	"YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE", "DSOTYPENI", "RCODE12", "RCODE13",
+	"RCODE14", "RCODE15",
+};
+
+/* Histogram buckets: upper bounds (inclusive), the last is open. */
+static const uint64_t rec_bounds[] = { 0, 1, 2, 3, 4, 8, 16, 32 };
+static const uint64_t size_bounds[] = { 64, 128, 256, 512, 1024, 4096 };
+static const uint64_t ttl_bounds[] = { 0, 60, 300, 3600, 86400, 604800 };
+#define NB(a) (sizeof a / sizeof a[0])
+
+typedef struct top {
+	uint32_t hits;
+	uint16_t key_len;
+	uint8_t key[DNSNAP_KEY_MAX];
+} top_t;
+
+typedef struct tagc {
+	size_t len;
+	uint8_t tag[DNSNAP_TAG_MAX];
+	uint64_t n;
+} tagc_t;
+
+typedef struct st {
+	uint32_t now;
+	uint64_t entries, live, dnssec, bytes, records, bad;
+	uint64_t by_type[65536];
+	uint64_t by_rcode[16], by_kind[4];
+	uint64_t h_rec[NB(rec_bounds) + 1], h_size[NB(size_bounds) + 1], h_ttl[NB(ttl_bounds) + 1];
+	tagc_t *tags;            /* distinct tags, in order of first sight */
+	size_t ntags, tags_cap;
+	uint32_t *slot;          /* open addressing: 1 + index into tags, 0 = empty */
+	size_t nslots;           /* a power of two, at least twice ntags */
+	top_t *top;              /* min-heap on (hits, larger key is smaller) */
+	size_t ntop, top_cap;
+	int oom;
+} st_t;
+
+static size_t bucket(const uint64_t *b, size_t n, uint64_t v)
+{
+	size_t i = 0;
+	while (i < n && v > b[i])
+		i++;
+	return i;
+}
+
+/* a ranks below b: fewer hits, or as many and a larger key */
+static int below(const top_t *a, const top_t *b)
+{
+	if (a->hits != b->hits)
+		return a->hits < b->hits;
+	return dnsnap_key_cmp(a->key, a->key_len, b->key, b->key_len) > 0;
+}
+
+static void sift_down(top_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && below(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && below(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		top_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void top_add(st_t *s, const uint8_t *key, size_t key_len, uint32_t hits)
+{
+	if (s->top_cap == 0)
+		return;
+	top_t t = { .hits = hits, .key_len = (uint16_t)key_len };
+	memcpy(t.key, key, key_len);
+	if (s->ntop < s->top_cap) { /* sift up */
+		size_t i = s->ntop++;
+		s->top[i] = t;
+		while (i > 0 && below(&s->top[i], &s->top[(i - 1) / 2])) {
+			top_t x = s->top[i];
+			s->top[i] = s->top[(i - 1) / 2];
+			s->top[(i - 1) / 2] = x;
+			i = (i - 1) / 2;
+		}
+	} else if (below(&s->top[0], &t)) {
+		s->top[0] = t;
+		sift_down(s->top, s->ntop, 0);
+	}
+}
+
+static size_t tag_hash(const uint8_t *tag, size_t len)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ tag[i]) * 1099511628211ull;
+	return (size_t)(h ^ len);
+}
+
+/* Count a tag: ECS-scoped caches can hold very many distinct tags. */
+static void tag_add(st_t *s, const uint8_t *tag, size_t len)
+{
+	size_t m = s->nslots - 1, i = tag_hash(tag, len) & m;
+	for (; s->slot[i] != 0; i = (i + 1) & m) {
+		tagc_t *t = &s->tags[s->slot[i] - 1];
+		if (t->len == len && memcmp(t->tag, tag, len) == 0) {
+			t->n++;
+			return;
+		}
+	}
+	if (s->ntags == s->tags_cap) {
+		size_t cap = s->tags_cap * 2;
+		tagc_t *t = realloc(s->tags, cap * sizeof *t);
+		uint32_t *sl = calloc(cap * 2, sizeof *sl);
+		if (t == NULL || sl == NULL || cap > UINT32_MAX / 2) {
+			if (t != NULL)
+				s->tags = t;
+			free(sl);
+			s->oom = 1;
+			return;
+		}
+		s->tags = t;
+		s->tags_cap = cap;
+		free(s->slot);
+		s->slot = sl;
+		s->nslots = cap * 2;
+		m = s->nslots - 1;
+		for (size_t k = 0; k < s->ntags; k++) { /* rehash */
+			size_t j = tag_hash(t[k].tag, t[k].len) & m;
+			while (sl[j] != 0)
+				j = (j + 1) & m;
+			sl[j] = (uint32_t)k + 1;
+		}
+		for (i = tag_hash(tag, len) & m; sl[i] != 0; i = (i + 1) & m)
+			;
+	}
+	tagc_t *t = &s->tags[s->ntags++];
+	t->len = len;
+	memcpy(t->tag, tag, len);
+	t->n = 1;
+	s->slot[i] = (uint32_t)s->ntags;
+}
+
+static int stat_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		    size_t entry_len)
+{
+	st_t *s = arg;
+	dnsnap_key_t k;
+	dnsnap_hdr_t h;
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
+	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK ||
+	    dnsnap_entry_header(entry, entry_len, &h, NULL) != DNSNAP_OK) {
+		s->bad++;
+		return 0;
+	}
+	dnsnap_iter_t it;
+	dnsnap_rr_t rr;
+	uint64_t nrec = 0;
+	if (dnsnap_iter_init(&it, entry, entry_len, k.name, k.name_len) == DNSNAP_OK)
+		while (dnsnap_iter_next(&it, &rr) == 1)
+			nrec++;
+	int32_t left = (int32_t)(h.expiry - s->now);
+	s->entries++;
+	s->live += left > 0;
+	s->dnssec += (h.flags & DNSNAP_EF_DNSSEC) != 0;
+	s->bytes += key_len + entry_len;
+	s->records += nrec;
+	s->by_type[k.qtype]++;
+	s->by_rcode[dnsnap_hdr_rcode(&h)]++;
+	s->by_kind[dnsnap_hdr_kind(&h)]++;
+	s->h_rec[bucket(rec_bounds, NB(rec_bounds), nrec)]++;
+	s->h_size[bucket(size_bounds, NB(size_bounds), key_len + entry_len)]++;
+	s->h_ttl[bucket(ttl_bounds, NB(ttl_bounds), left > 0 ? (uint64_t)left : 0)]++;
+	tag_add(s, k.tag, k.tag_len);
+	top_add(s, key, key_len, h.hits);
+	return 0;
+}
+
+static void tag_hex(const tagc_t *t, char *out)
+{
+	if (t->len == 0) {
+		strcpy(out, "none");
+		return;
+	}
+	for (size_t i = 0; i < t->len; i++)
+		sprintf(out + 2 * i, "%02x", t->tag[i]);
+}
+
+static int tag_cmp(const void *a, const void *b)
+{
+	const tagc_t *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(x->tag, y->tag, x->len);
+}
+
+static int top_cmp(const void *a, const void *b)
+{
+	const top_t *x = a, *y = b;
+	return below(x, y) ? 1 : below(y, x) ? -1 : 0;
+}
+
+/* The label of histogram bucket i: "1", "5-8", "33+", "<=64" ... */
+static void bucket_label(const uint64_t *b, size_t n, size_t i, char *out, size_t cap)
+{
+	uint64_t lo = i == 0 ? 0 : b[i - 1] + 1;
+	if (b == ttl_bounds && i == 0)
+		snprintf(out, cap, "expired");
+	else if (i == n)
+		snprintf(out, cap, "%llu+", (unsigned long long)lo);
+	else if (lo == b[i])
+		snprintf(out, cap, "%llu", (unsigned long long)lo);
+	else
+		snprintf(out, cap, "%llu-%llu", (unsigned long long)lo, (unsigned long long)b[i]);
+}
+
+static void hist(const char *title, const char *unit, const uint64_t *b, size_t n,
+		 const uint64_t *h, uint64_t total, int json)
+{
+	char label[48];
+	if (json) {
+		printf(",\"%s\":[", title);
+		for (size_t i = 0; i <= n; i++) {
+			bucket_label(b, n, i, label, sizeof label);
+			printf("%s{\"range\":\"%s\",\"entries\":%llu}", i ? "," : "", label,
+			       (unsigned long long)h[i]);
+		}
+		putchar(']');
+		return;
+	}
+	printf("\n%s:\n", title);
+	for (size_t i = 0; i <= n; i++) {
+		bucket_label(b, n, i, label, sizeof label);
+		int bar = total ? (int)(40 * h[i] / total) : 0;
+		printf("  %12s %-5s %10llu %5.1f%%  %.*s\n", label, unit, (unsigned long long)h[i],
+		       total ? 100.0 * (double)h[i] / (double)total : 0.0, bar,
+		       "########################################");
+	}
+}
+
+static void print_stats(const st_t *s, const char *path, int json)
+{
+	char tb[32], nb[DNSNAP_NAME_MAX * 4 + 8], hex[2 * DNSNAP_TAG_MAX + 1];
+	double pct = s->entries ? 100.0 / (double)s->entries : 0;
+	if (json) {
+		printf("{\"file\":");
+		json_str(stdout, path);
+		printf(",\"entries\":%llu,\"live\":%llu,\"expired\":%llu,\"records\":%llu,"
+		       "\"bytes\":%llu,\"dnssec\":%llu,\"bad\":%llu",
+		       (unsigned long long)s->entries, (unsigned long long)s->live,
+		       (unsigned long long)(s->entries - s->live), (unsigned long long)s->records,
+		       (unsigned long long)s->bytes, (unsigned long long)s->dnssec,
+		       (unsigned long long)s->bad);
+		printf(",\"by_kind\":{");
+		for (int i = 0; i < 4; i++)
+			printf("%s\"%s\":%llu", i ? "," : "", kind_names[i],
+			       (unsigned long long)s->by_kind[i]);
+		printf("},\"by_type\":{");
+		for (unsigned t = 0, first = 1; t < 65536; t++)
+			if (s->by_type[t]) {
+				print_type(tb, sizeof tb, (uint16_t)t);
+				printf("%s\"%s\":%llu", first ? "" : ",", tb,
+				       (unsigned long long)s->by_type[t]);
+				first = 0;
+			}
+		printf("},\"by_rcode\":{");
+		for (int r = 0, first = 1; r < 16; r++)
+			if (s->by_rcode[r]) {
+				printf("%s\"%s\":%llu", first ? "" : ",", rcode_names[r],
+				       (unsigned long long)s->by_rcode[r]);
+				first = 0;
+			}
+		printf("},\"by_tag\":{");
+		for (size_t i = 0; i < s->ntags; i++) {
+			tag_hex(&s->tags[i], hex);
+			printf("%s\"%s\":%llu", i ? "," : "", hex, (unsigned long long)s->tags[i].n);
+		}
+		putchar('}');
+		hist("records_per_entry", "", rec_bounds, NB(rec_bounds), s->h_rec, s->entries, 1);
+		hist("entry_bytes", "", size_bounds, NB(size_bounds), s->h_size, s->entries, 1);
+		hist("remaining_ttl", "", ttl_bounds, NB(ttl_bounds), s->h_ttl, s->entries, 1);
+		printf(",\"top\":[");
+	} else {
+		printf("%s: %llu entries (live %llu, expired %llu), %llu records, %llu bytes "
+		       "of keys and entries (%.1f per entry)\n",
+		       path, (unsigned long long)s->entries, (unsigned long long)s->live,
+		       (unsigned long long)(s->entries - s->live), (unsigned long long)s->records,
+		       (unsigned long long)s->bytes,
+		       s->entries ? (double)s->bytes / (double)s->entries : 0.0);
+		printf("\nby kind:\n");
+		for (int i = 0; i < 4; i++)
+			printf("  %-12s %10llu %5.1f%%\n", kind_names[i],
+			       (unsigned long long)s->by_kind[i], (double)s->by_kind[i] * pct);
+		printf("  %-12s %10llu %5.1f%%\n", "with DNSSEC", (unsigned long long)s->dnssec,
+		       (double)s->dnssec * pct);
+		printf("\nby query type:\n");
+		for (unsigned t = 0; t < 65536; t++)
+			if (s->by_type[t]) {
+				print_type(tb, sizeof tb, (uint16_t)t);
+				printf("  %-12s %10llu %5.1f%%\n", tb, (unsigned long long)s->by_type[t],
+				       (double)s->by_type[t] * pct);
+			}
+		printf("\nby rcode:\n");
+		for (int r = 0; r < 16; r++)
+			if (s->by_rcode[r])
+				printf("  %-12s %10llu %5.1f%%\n", rcode_names[r],
+				       (unsigned long long)s->by_rcode[r], (double)s->by_rcode[r] * pct);
+		printf("\nby tag:\n");
+		for (size_t i = 0; i < s->ntags && i < TAGS_SHOWN; i++) {
+			tag_hex(&s->tags[i], hex);
+			printf("  %-12s %10llu %5.1f%%\n", hex, (unsigned long long)s->tags[i].n,
+			       (double)s->tags[i].n * pct);
+		}
+		if (s->ntags > TAGS_SHOWN) {
+			uint64_t rest = 0;
+			for (size_t i = TAGS_SHOWN; i < s->ntags; i++)
+				rest += s->tags[i].n;
+			printf("  %zu more tags %10llu %5.1f%%\n", s->ntags - TAGS_SHOWN,
+			       (unsigned long long)rest, (double)rest * pct);
+		}
+		hist("records per entry", "", rec_bounds, NB(rec_bounds), s->h_rec, s->entries, 0);
+		hist("entry size (key + entry)", "bytes", size_bounds, NB(size_bounds), s->h_size,
+		     s->entries, 0);
+		hist("remaining TTL", "s", ttl_bounds, NB(ttl_bounds), s->h_ttl, s->entries, 0);
+		if (s->ntop)
+			printf("\ntop %zu by hits:\n", s->ntop);
+	}
+	for (size_t i = 0; i < s->ntop; i++) {
+		dnsnap_key_t k;
+		if (dnsnap_key_decode(s->top[i].key, s->top[i].key_len, &k, NULL) != DNSNAP_OK)
+			continue;
+		print_name(k.name, k.name_len, nb, sizeof nb);
+		print_type(tb, sizeof tb, k.qtype);
+		tagc_t t = { .len = k.tag_len };
+		memcpy(t.tag, k.tag, k.tag_len);
+		tag_hex(&t, hex);
+		if (json) {
+			printf("%s{\"hits\":%lu,\"name\":", i ? "," : "", (unsigned long)s->top[i].hits);
+			json_str(stdout, nb);
+			printf(",\"type\":\"%s\",\"cd\":%d,\"tag\":\"%s\"}", tb,
+			       (k.flags & DNSNAP_KF_CD) != 0, t.len ? hex : "");
+		} else {
+			printf("  %10lu  %s %s%s%s%s\n", (unsigned long)s->top[i].hits, nb, tb,
+			       (k.flags & DNSNAP_KF_CD) ? " cd" : "", t.len ? " tag " : "",
+			       t.len ? hex : "");
+		}
+	}
+	if (json)
+		printf("]}\n");
+	if (!json && s->bad)
+		printf("\n%llu bad entries not counted (run dnsnap verify)\n",
+		       (unsigned long long)s->bad);
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	const char *path = NULL;
+	int json = 0;
+	unsigned long long now = (unsigned long long)time(NULL), top = 10;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
+			if (number("stats", "--top", argv[++i], 1000000, &top))
+				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("stats", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (path == NULL && argv[i][0] != '-')
+			path = argv[i];
+		else
+			return fail("stats", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (path == NULL)
+		return fail("stats", NULL, "needs a snapshot");
+	int rc = 0;
+	st_t *s = calloc(1, sizeof *s);
+	if (s == NULL || (top && (s->top = malloc(top * sizeof *s->top)) == NULL)) {
+		free(s);
+		return fail("stats", NULL, "out of memory");
+	}
+	s->now = (uint32_t)now;
+	s->top_cap = top;
+	s->tags_cap = 16;
+	s->nslots = 32;
+	s->tags = malloc(s->tags_cap * sizeof *s->tags);
+	s->slot = calloc(s->nslots, sizeof *s->slot);
+	if (s->tags == NULL || s->slot == NULL) {
+		rc = fail("stats", NULL, "out of memory");
+		goto out;
+	}
+	dnsnap_snap_t *snap;
+	if (open_snap("stats", path, &snap)) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	int err = dnsnap_snap_foreach(snap, stat_one, s);
+	dnsnap_snap_close(snap);
+	if (err != DNSNAP_OK || s->oom) {
+		rc = fail("stats", path, "%s", s->oom ? "out of memory" : dnsnap_strerror(err));
+		goto out;
+	}
+	qsort(s->tags, s->ntags, sizeof *s->tags, tag_cmp);
+	qsort(s->top, s->ntop, sizeof *s->top, top_cmp);
+	print_stats(s, path, json);
+	rc = s->bad ? EXIT_USAGE : 0;
+out:
+	free(s->top);
+	free(s->tags);
+	free(s->slot);
+	free(s);
+	return rc;
+}

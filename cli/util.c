@@ -1,0 +1,197 @@
+/*
+ * util.c: what the commands share (cli.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "print.h"
+
+int fail(const char *cmd, const char *file, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "dnsnap %s: %s%s", cmd, file ? file : "", file ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return EXIT_USAGE;
+}
+
+int number(const char *cmd, const char *opt, const char *v, unsigned long long max,
+	   unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end || v[0] == '-' || v[0] == 0 || x > max)
+		return fail(cmd, NULL, "%s: not a number up to %llu: %s", opt, max, v);
+	*out = x;
+	return 0;
+}
+
+int hex_tag(const char *h, uint8_t *tag, size_t *len)
+{
+	size_t n = strlen(h);
+	if (n % 2 || n / 2 > DNSNAP_TAG_MAX)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f') ||
+		      (h[i] >= 'A' && h[i] <= 'F')))
+			return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(h + 2 * i, "%2x", &v) != 1)
+			return -1;
+		tag[i] = (uint8_t)v;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s)
+{
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_open(path, s, &d);
+	if (err != DNSNAP_OK)
+		return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
+	return 0;
+}
+
+int slurp(const char *path, uint8_t **out, size_t *out_len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (f == NULL)
+		return -errno;
+	size_t cap = 4096, n = 0;
+	uint8_t *buf = malloc(cap);
+	while (buf != NULL) {
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		uint8_t *nb = realloc(buf, cap *= 2);
+		if (nb == NULL)
+			free(buf);
+		buf = nb;
+	}
+	int err = ferror(f) ? -EIO : 0;
+	if (f != stdin)
+		fclose(f);
+	if (buf == NULL)
+		return -ENOMEM;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*out_len = n;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- filters */
+
+int filter_arg(const char *cmd, filter_t *f, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (*i + 1 >= argc || (strcmp(a, "--name") && strcmp(a, "--zone") && strcmp(a, "--type") &&
+			       strcmp(a, "--tag")))
+		return 0;
+	const char *v = argv[++*i];
+	if (strcmp(a, "--name") == 0)
+		f->name = v;
+	else if (strcmp(a, "--zone") == 0)
+		f->zone = v;
+	else if (strcmp(a, "--type") == 0)
+		f->type = v;
+	else if (hex_tag(v, f->tag, &f->tag_len) != 0)
+		return fail(cmd, NULL, "--tag: not hex of at most 255 bytes: %s", v);
+	else
+		f->by_tag = 1;
+	return 1;
+}
+
+int filter_ready(const char *cmd, filter_t *f)
+{
+	if (f->name != NULL && f->zone != NULL)
+		return fail(cmd, NULL, "--name and --zone do not combine: --zone covers the name");
+	/* --name and --zone are key prefixes: the name's or zone's reversed labels,
+	 * with the ending 0 for a name (its keys only) and without for a zone */
+	uint8_t q[600];
+	const char *which = f->name ? f->name : f->zone, *why = NULL;
+	if (which != NULL) {
+		long ql = make_query(which, "A", "IN", 0, q, sizeof q, &why);
+		if (ql < 0)
+			return fail(cmd, NULL, "%s %s: %s", f->name ? "--name" : "--zone", which, why);
+		size_t wl = (size_t)dnsnap_name_len(q + 12, (size_t)ql - 12);
+		if (dnsnap_key_zone_prefix(q + 12, wl, f->prefix, sizeof f->prefix, &f->prefix_len) !=
+		    DNSNAP_OK)
+			return fail(cmd, NULL, "%s: not a valid domain name", which);
+		if (f->name != NULL)
+			f->prefix[f->prefix_len++] = 0;
+	}
+	if (f->type != NULL) {
+		if (make_query(".", f->type, "IN", 0, q, sizeof q, &why) < 0)
+			return fail(cmd, NULL, "--type %s: %s", f->type, why);
+		f->qtype = (uint16_t)(q[13] << 8 | q[14]);
+		f->by_type = 1;
+	}
+	return 0;
+}
+
+int filter_match(const filter_t *f, const dnsnap_key_t *k)
+{
+	if (f->by_type && k->qtype != f->qtype)
+		return 0;
+	if (f->by_tag && (k->tag_len != f->tag_len ||
+			  (k->tag_len && memcmp(k->tag, f->tag, k->tag_len) != 0)))
+		return 0;
+	return 1;
+}
+
+uint32_t entry_expiry(const uint8_t *entry)
+{
+	return (uint32_t)entry[4] | (uint32_t)entry[5] << 8 | (uint32_t)entry[6] << 16 |
+	       (uint32_t)entry[7] << 24;
+}
+
+/* --------------------------------------------------------------- progress */
+
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const dnsnap_progress_t *progress_start(progress_t *pg, const char *what)
+{
+	*pg = (progress_t){ .p = { progress_report, pg }, .what = what, .t0 = seconds() };
+	return isatty(2) ? &pg->p : NULL;
+}
+
+void progress_report(void *arg, uint64_t done, uint64_t total)
+{
+	progress_t *pg = arg;
+	double t = seconds() - pg->t0;
+	double rate = t > 0 ? (double)done / t : 0;
+	if (total > 0)
+		fprintf(stderr, "\r%s: %llu of %llu entries (%.0f%%), %.0f/s\033[K", pg->what,
+			(unsigned long long)done, (unsigned long long)total,
+			100.0 * (double)done / (double)total, rate);
+	else
+		fprintf(stderr, "\r%s: %llu entries, %.0f/s\033[K", pg->what,
+			(unsigned long long)done, rate);
+	pg->shown = 1;
+}
+
+void progress_end(progress_t *pg)
+{
+	if (pg->shown)
+		fputc('\n', stderr); /* the last report stays: the total and the rate */
+	pg->shown = 0;
+}
