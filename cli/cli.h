@@ -81,6 +81,7 @@ void progress_report(void *arg, uint64_t done, uint64_t total);
 void progress_end(progress_t *pg);
 
 int cmd_stats(int argc, char **argv);
+int cmd_load(int argc, char **argv);
 
 
 #endif

@@ -313,7 +313,7 @@ static int cmd_get(int argc, char **argv)
 	}
 	if (err != DNSNAP_OK)
 		return fail("get", path, "%s", dnsnap_strerror(err));
-	return print_dns_message(stdout, out, n) == DNSNAP_OK ? 0 : EXIT_USAGE;
+	return print_dns_message(stdout, out, n, (uint32_t)now) == DNSNAP_OK ? 0 : EXIT_USAGE;
 }
 
 struct dump_ctx {

@@ -302,11 +302,14 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 	return err < 0 ? err : DNSNAP_OK;
 }
 
-int print_dns_message(FILE *f, const uint8_t *wire, size_t len)
+int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 {
 	ldns_pkt *pkt = NULL;
 	if (ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
 		return DNSNAP_ERDATA;
+	struct timeval tv = { .tv_sec = (time_t)when };
+	ldns_pkt_set_timestamp(pkt, tv);
+	ldns_pkt_set_size(pkt, len);
 	ldns_pkt_print(f, pkt);
 	ldns_pkt_free(pkt);
 	return DNSNAP_OK;

@@ -29,9 +29,10 @@ int print_dump(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry
 /** The entry's bytes, annotated field by field (for the demo). */
 int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len);
 
-/** A whole DNS message printed as dig prints one (ldns's packet printer).
+/** A whole DNS message printed as dig prints one (ldns's packet printer);
+ * WHEN is @p when (the time the answer was made for).
  * @return DNSNAP_OK, or DNSNAP_ERDATA when ldns cannot read the message */
-int print_dns_message(FILE *f, const uint8_t *wire, size_t len);
+int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when);
 
 /**
  * A query for @p name (presentation form), @p type and @p rclass (names such as

@@ -253,7 +253,8 @@ static void hist(const char *title, const char *unit, const uint64_t *b, size_t 
 	for (size_t i = 0; i <= n; i++) {
 		bucket_label(b, n, i, label, sizeof label);
 		int bar = total ? (int)(40 * h[i] / total) : 0;
-		printf("  %12s %-5s %10llu %5.1f%%  %.*s\n", label, unit, (unsigned long long)h[i],
+		printf("  %12s %-5s %10llu %5.1f%%  %.*s\n", label,
+		       b == ttl_bounds && i == 0 ? "" : unit, (unsigned long long)h[i],
 		       total ? 100.0 * (double)h[i] / (double)total : 0.0, bar,
 		       "########################################");
 	}
