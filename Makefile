@@ -15,12 +15,14 @@ LDLIBS_TEST = -lldns -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
 LDLIBS_CLI  = -lldns $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
+MANDIR  ?= $(PREFIX)/share/man
+VERSION  = $(shell sed -n 's/^#define DNSNAP_VERSION "\(.*\)"$$/\1/p' engine/dnsnap.h)
 FUZZ_RUNS ?= 200000
 DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
-       libldns-dev libxxhash-dev clang libclang-rt-14-dev
+       libldns-dev libxxhash-dev clang libclang-rt-14-dev groff-base
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -42,7 +44,8 @@ UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install clean help
+.PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install uninstall \
+	clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -101,11 +104,22 @@ bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache $(BUILD)/bench_snap ## be
 	$(BUILD)/bench_cache $(BENCH_ARGS)
 	$(BUILD)/bench_snap $(BENCH_ARGS)
 
-install: all                                       ## library, headers and CLI under PREFIX
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+# The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
+install: all                                       ## library, headers, .pc, CLI, man page in PREFIX
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' libdnsnap.pc.in \
+		> $(BUILD)/libdnsnap.pc
 	install -m 644 $(BUILD)/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(BUILD)/libdnsnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/dnsnap $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 doc/dnsnap.1 $(DESTDIR)$(MANDIR)/man1/
+
+uninstall:                                         ## remove what install put under PREFIX
+	rm -f $(DESTDIR)$(PREFIX)/lib/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/libdnsnap.pc \
+		$(DESTDIR)$(PREFIX)/include/dnsnap_format.h $(DESTDIR)$(PREFIX)/include/dnsnap.h \
+		$(DESTDIR)$(PREFIX)/bin/dnsnap $(DESTDIR)$(MANDIR)/man1/dnsnap.1
 
 clean:                                             ## remove build outputs
 	rm -rf build build-asan

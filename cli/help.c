@@ -1,0 +1,303 @@
+/*
+ * help.c: the help texts of the dnsnap tool.
+ *
+ * One table, one row per command: its name, the line the overview shows, and
+ * the full text. The texts are the contract of the command-line interface
+ * (the man page, doc/dnsnap.1, says the same at length); tests/cli/test_help.sh
+ * checks that every command has one, that `dnsnap help CMD` and
+ * `dnsnap CMD --help` agree, and that every line fits in 80 columns.
+ */
+#include <string.h>
+
+#include "help.h"
+
+struct help {
+	const char *name;
+	const char *summary; /* one line in the overview */
+	const char *text;
+};
+
+static const struct help helps[] = {
+{ "demo", "encode DNS responses and show the entry layout",
+"usage: dnsnap demo MSG...\n"
+"\n"
+"Encode each file MSG, a DNS response in wire form, as the cache stores it\n"
+"(at the fixed time 1700000000) and print the entry's bytes field by field, its\n"
+"records as zone text and its size; end with the totals: response bytes against\n"
+"key and entry bytes. A file that cannot be read or encoded is reported on\n"
+"standard error and skipped.\n"
+"\n"
+"Exit status: 0, or 2 when any MSG could not be read or encoded.\n"
+"\n"
+"Example:\n"
+"  dnsnap demo spec/vectors/valid/*.msg\n" },
+
+{ "encode", "one DNS response (wire form) to a key+entry file",
+"usage: dnsnap encode MSG|- [--now T] [-o OUT]\n"
+"\n"
+"Encode one DNS response in wire form, read from the file MSG or from standard\n"
+"input (-), into its cache key and entry, and write them as a key+entry file:\n"
+"Key_Len (u16, little-endian), the key, the entry; the framing of the test\n"
+"vectors. A malformed or uncacheable message is refused, naming the error and\n"
+"its byte offset.\n"
+"\n"
+"Options:\n"
+"  --now T     the entry's Inception, in Unix seconds (default: now)\n"
+"  -o OUT      write to the file OUT (default: standard output)\n"
+"\n"
+"Examples:\n"
+"  dnsnap encode answer.msg --now 1700000000 -o answer.bin\n"
+"  dnsnap encode - < answer.msg | dnsnap decode -\n" },
+
+{ "decode", "validate a key+entry file and print it as zone text",
+"usage: dnsnap decode FILE|-\n"
+"\n"
+"Read a key+entry file (as dnsnap encode writes it; - is standard input),\n"
+"validate the key and every byte of the entry, and print them: comment lines\n"
+"with the key and the entry's metadata, then each section's records as zone\n"
+"text with their original TTLs. Bad data is reported with its error code,\n"
+"whether it lies in the key or the entry, and its byte offset.\n"
+"\n"
+"Example:\n"
+"  dnsnap decode spec/vectors/valid/001-a.bin\n" },
+
+{ "info", "format, creation time, writer, live and expired entries, size",
+"usage: dnsnap info SNAP [--json] [--now T]\n"
+"\n"
+"Print what snapshot SNAP says about itself: the format version, when it was\n"
+"written (UTC, ISO 8601), the program that wrote it, the number of entries and\n"
+"how many of them are live and expired at time T, the file size and bytes per\n"
+"entry, and the digest of the entries.\n"
+"\n"
+"Options:\n"
+"  --json      one JSON object on one line instead of text\n"
+"  --now T     count live and expired entries at Unix time T (default: now)\n"
+"\n"
+"Examples:\n"
+"  dnsnap info /var/lib/resolver/cache.snap\n"
+"  dnsnap info cache.snap --json --now 1700000000\n" },
+
+{ "stats", "entries by type, rcode, kind and tag; histograms; most hit",
+"usage: dnsnap stats SNAP [--json] [--top N] [--now T]\n"
+"\n"
+"Describe the entries of snapshot SNAP: how many there are by query type, by\n"
+"response code, positive and negative (answer, NXDOMAIN, NODATA, referral),\n"
+"with DNSSEC records, and by tag; histograms of the records per entry, the\n"
+"entry size in bytes and the remaining TTL at time T; and the N entries with\n"
+"the most hits.\n"
+"\n"
+"Options:\n"
+"  --json      the same as one JSON object\n"
+"  --top N     list the N most-hit entries (default: 10; 0: none)\n"
+"  --now T     remaining TTLs at Unix time T (default: now)\n"
+"\n"
+"Examples:\n"
+"  dnsnap stats cache.snap\n"
+"  dnsnap stats cache.snap --top 0 --json\n" },
+
+{ "dump", "entries in key order as zone text or JSON lines, with filters",
+"usage: dnsnap dump SNAP [--name NAME | --zone ZONE] [--type TYPE] [--tag HEX]\n"
+"                   [--expired] [--json] [--now T]\n"
+"\n"
+"Print the entries of snapshot SNAP in key order, which keeps a zone's names\n"
+"together: for each entry, a comment line with its key and metadata, then its\n"
+"records in zone-file presentation format with their remaining TTLs at time\n"
+"T, each section labelled. The filters combine: an entry is printed when it\n"
+"matches every one given. Only live entries are printed unless --expired is\n"
+"given.\n"
+"\n"
+"Options:\n"
+"  --name NAME   only the entries of exactly this domain name\n"
+"  --zone ZONE   only the entries of ZONE and the names below it: a range scan\n"
+"                of the sorted keys, not a walk of the whole file\n"
+"  --type TYPE   only the entries of this query type\n"
+"  --tag HEX     only the entries cached under this tag\n"
+"  --expired     include the entries expired at time T\n"
+"  --json        one JSON object per entry, one per line\n"
+"  --now T       the Unix time for remaining TTLs and expiry (default: now)\n"
+"\n"
+"Exit status: 0 when an entry was printed, 1 when none matched, 2 on bad usage\n"
+"or bad data.\n"
+"\n"
+"Examples:\n"
+"  dnsnap dump cache.snap --zone example.com\n"
+"  dnsnap dump cache.snap --name www.example.com --type AAAA --json\n" },
+
+{ "get", "the answer to a query, printed as dig prints it",
+"usage: dnsnap get SNAP NAME [TYPE] [--class CLASS] [--do] [--tag HEX] [--now T]\n"
+"\n"
+"Answer the query NAME TYPE CLASS from snapshot SNAP as a resolver would: find\n"
+"its cache key and build the response with the library's answer builder (TTLs\n"
+"aged to time T, DNSSEC records only with --do, sized as over TCP, so never\n"
+"truncated), then print it as dig(1) prints a response.\n"
+"\n"
+"Options:\n"
+"  TYPE            the query type (default: A)\n"
+"  --class CLASS   the query class: IN, CH, HS or CLASSn (default: IN)\n"
+"  --do            set the DNSSEC OK bit: RRSIGs, NSECs and the like are kept\n"
+"  --tag HEX       the resolver's tag for the client (an ECS scope, a view):\n"
+"                  part of the cache key (default: none)\n"
+"  --now T         the Unix time of the query (default: now)\n"
+"\n"
+"Exit status: 0 a hit, 1 a miss (no entry, or expired at T), 2 bad usage or\n"
+"bad data.\n"
+"\n"
+"Examples:\n"
+"  dnsnap get cache.snap www.example.com AAAA\n"
+"  dnsnap get cache.snap example.com DNSKEY --do\n" },
+
+{ "verify", "the deep check: file checksum, every entry, order, count, digest",
+"usage: dnsnap verify SNAP\n"
+"\n"
+"Check all of snapshot SNAP: the file checksum, every key and entry validated\n"
+"byte by byte, the keys in order, and the entry count and digest against the\n"
+"meta record. When all pass, print \"SNAP: good: N entries, digest D\";\n"
+"otherwise name the first bad entry and what is wrong on standard error.\n"
+"\n"
+"Exit status: 0 good, 2 bad or unreadable.\n"
+"\n"
+"Example:\n"
+"  dnsnap verify /var/lib/resolver/cache.snap\n" },
+
+{ "load", "build or extend a snapshot from captured DNS responses",
+"usage: dnsnap load SNAP INPUT... [--port N] [--now T]\n"
+"\n"
+"Build snapshot SNAP, or extend an existing one, from the DNS responses in each\n"
+"INPUT: a pcap or pcapng capture (messages over UDP and TCP on port 53, or\n"
+"--port), or a file of TCP-framed messages (a 2-byte big-endian length, then\n"
+"the message, repeated); - is standard input. Queries in captures are skipped.\n"
+"Each response is cached under its question as a resolver would, at time T.\n"
+"The entries of SNAP live at T stay, unless a loaded response for the same key\n"
+"is newer (a later Inception). Unusable messages are counted by reason and\n"
+"reported on standard error; they never stop the load. The new SNAP is\n"
+"published atomically.\n"
+"\n"
+"Options:\n"
+"  --port N    the DNS port to pick out of captures (default: 53)\n"
+"  --now T     the Unix time the responses are cached at (default: now)\n"
+"\n"
+"Exit status: 0 SNAP published, 1 no input message was usable (nothing is\n"
+"written), 2 bad usage or an unreadable input.\n"
+"\n"
+"Examples:\n"
+"  dnsnap load cache.snap monday.pcap tuesday.pcapng\n"
+"  dnsnap load cache.snap --port 5353 --now 1700000000 - < framed.bin\n" },
+
+{ "purge", "remove the entries matching filters, publish the rest",
+"usage: dnsnap purge SNAP [--name NAME | --zone ZONE] [--type TYPE] [--tag HEX]\n"
+"                    [--expired] [--now T] [--dry-run]\n"
+"\n"
+"Publish a new snapshot SNAP, atomically, without the entries that match every\n"
+"filter given; at least one filter is required. Print how many entries went\n"
+"and how many are left.\n"
+"\n"
+"Options:\n"
+"  --name NAME   the entries of exactly this domain name\n"
+"  --zone ZONE   the entries of ZONE and the names below it (a range scan)\n"
+"  --type TYPE   the entries of this query type\n"
+"  --tag HEX     the entries cached under this tag\n"
+"  --expired     the entries expired at time T (alone: every expired entry)\n"
+"  --now T       the Unix time for --expired (default: now)\n"
+"  --dry-run     count what would go; write nothing\n"
+"\n"
+"Exit status: 0 entries removed (or, with --dry-run, would be), 1 nothing\n"
+"matched (SNAP is not rewritten), 2 bad usage or bad data.\n"
+"\n"
+"Examples:\n"
+"  dnsnap purge cache.snap --zone example.com --dry-run\n"
+"  dnsnap purge cache.snap --name www.example.com --type AAAA\n" },
+
+{ "export", "the portable zstd-compressed export stream",
+"usage: dnsnap export SNAP -o OUT|- [--top N] [--level L]\n"
+"\n"
+"Write the entries of snapshot SNAP, hit counts included, as the portable\n"
+"export stream: zstd-compressed with a content checksum, independent of page\n"
+"size and byte order, written in constant memory. Every key and entry is\n"
+"checked before it is written. dnsnap import reads the stream; on error a\n"
+"partly written OUT is removed.\n"
+"\n"
+"Options:\n"
+"  -o OUT      write to OUT (created mode 0600), or - for standard output;\n"
+"              required\n"
+"  --top N     keep only the N most-hit entries, still in key order; memory\n"
+"              grows with N (default: every entry)\n"
+"  --level L   the zstd compression level, 1 to 19 (default: 3)\n"
+"\n"
+"Examples:\n"
+"  dnsnap export cache.snap -o cache.dnsx\n"
+"  dnsnap export cache.snap -o - | ssh standby dnsnap import - -o cache.snap\n" },
+
+{ "import", "check an export stream whole, then publish it as a snapshot",
+"usage: dnsnap import IN|- -o SNAP [--now T]\n"
+"\n"
+"Read an export stream from the file IN or from standard input (-), check all\n"
+"of it (the zstd and stream checksums, every key and entry, the key order, the\n"
+"count), and only then publish its entries as snapshot SNAP, atomically. The\n"
+"entries already expired at time T are left out; hit counts carry over. On any\n"
+"error nothing is written and an existing SNAP is untouched.\n"
+"\n"
+"Options:\n"
+"  -o SNAP     the snapshot to publish; required\n"
+"  --now T     leave out the entries expired at Unix time T (default: now)\n"
+"\n"
+"Examples:\n"
+"  dnsnap import cache.dnsx -o /var/lib/resolver/cache.snap\n"
+"  ssh primary dnsnap export cache.snap -o - | dnsnap import - -o cache.snap\n" },
+
+{ "help", "the help of one command, or this overview",
+"usage: dnsnap help [COMMAND]\n"
+"       dnsnap COMMAND --help\n"
+"\n"
+"Without COMMAND, print the overview: the commands, the conventions, the exit\n"
+"codes. With one, print that command's help, the same as dnsnap COMMAND\n"
+"--help. The manual page, man dnsnap, has all of it on one page.\n"
+"\n"
+"Options:\n"
+"  --help      after a command: that command's help; alone: the overview\n"
+"  --version   print the version of dnsnap and of the format it writes\n"
+"\n"
+"Example:\n"
+"  dnsnap help dump\n" },
+};
+
+const char *help_command(const char *cmd)
+{
+	if (cmd == NULL)
+		return NULL;
+	for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++)
+		if (strcmp(cmd, helps[i].name) == 0)
+			return helps[i].text;
+	return NULL;
+}
+
+void help_overview(FILE *f)
+{
+	fputs("usage: dnsnap COMMAND [ARGS]\n"
+	      "       dnsnap help [COMMAND] | --help | --version\n"
+	      "\n"
+	      "Inspect, check, load, prune and move snapshots of a DNS resolver's cache,\n"
+	      "and encode or decode single cache entries.\n"
+	      "\n"
+	      "Commands:\n", f);
+	for (size_t i = 0; i < sizeof helps / sizeof helps[0]; i++)
+		fprintf(f, "  %-8s %s\n", helps[i].name, helps[i].summary);
+	fputs("\n"
+	      "dnsnap help CMD or dnsnap CMD --help for details; man dnsnap for all of it.\n"
+	      "\n"
+	      "Arguments: SNAP is a snapshot file, T a time in Unix seconds, NAME and ZONE\n"
+	      "domain names, TYPE a type mnemonic (A, AAAA, TXT, TYPE65280...), HEX a tag\n"
+	      "in hex (up to 255 bytes).\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0  success\n"
+	      "  1  nothing found: a get miss, no entry matched (dump, purge), no usable\n"
+	      "     message (load)\n"
+	      "  2  bad usage or bad data; the message on standard error names the file\n"
+	      "     and what is wrong\n"
+	      "\n"
+	      "Progress: export, import, verify, purge and load show the entries done of\n"
+	      "the total and the rate on standard error when it is a terminal, and are\n"
+	      "silent otherwise.\n"
+	      "\n"
+	      "Environment: none is read. Times are printed in UTC whatever TZ says.\n", f);
+}
