@@ -13,32 +13,8 @@
 #include <time.h>
 
 #include "cli.h"
+#include "help.h"
 #include "print.h"
-
-static const char *usage_text =
-	"usage: dnsnap COMMAND [ARGS]\n"
-	"\n"
-	"commands:\n"
-	"  demo MSG...             encode DNS responses and show the entry layout\n"
-	"  encode MSG [--now T] [-o OUT]\n"
-	"                          encode one DNS response (wire form, - for stdin) into\n"
-	"                          a key+entry file (Key_Len u16 LE, Key, Entry)\n"
-	"  decode FILE             validate a key+entry file and print it as zone text\n"
-	"  info SNAP [--json] [--now T]\n"
-	"                          format, creation, writer, entries live and expired\n"
-	"  verify SNAP             the deep check: file checksum, every entry, order, digest\n"
-	"  dump SNAP [--name N] [--zone Z] [--type T] [--tag HEX] [--expired] [--json] [--now T]\n"
-	"                          entries as zone text (or JSON lines), remaining TTLs;\n"
-	"                          live ones only unless --expired; --zone is a range scan\n"
-	"  get SNAP NAME [TYPE] [--class C] [--do] [--tag HEX] [--now T]\n"
-	"                          the answer, printed as dig prints one (exit 1: a miss)\n"
-	"  export SNAP -o OUT|- [--top N] [--level L]\n"
-	"                          the portable zstd export stream\n"
-	"  import IN|- -o SNAP [--now T]\n"
-	"                          check a stream whole, then publish it as a snapshot\n"
-	"  help                    this text\n"
-	"\n"
-	"options: --help, --version\n";
 
 static int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc)
 {
@@ -582,17 +558,27 @@ static int cmd_import(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return fputs(usage_text, stderr), EXIT_USAGE;
+		return help_overview(stderr), EXIT_USAGE;
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--version") == 0) {
 		printf("dnsnap %s (format %s)\n", DNSNAP_VERSION, dnsnap_format_version());
 		return 0;
 	}
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0 || strcmp(cmd, "-h") == 0)
-		return fputs(usage_text, stdout), 0;
-	for (int i = 2; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0)
-			return fputs(usage_text, stdout), 0;
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+	    (strcmp(cmd, "help") == 0 && argc == 2))
+		return help_overview(stdout), 0;
+	for (int i = 2; i < argc; i++) /* before "help CMD": help --help works */
+		if (strcmp(argv[i], "--help") == 0 && help_command(cmd) != NULL)
+			return fputs(help_command(cmd), stdout), 0;
+	if (strcmp(cmd, "help") == 0) {
+		const char *h = help_command(argv[2]);
+		if (argc > 3)
+			return fail("help", NULL, "takes one command");
+		if (h == NULL)
+			return fail("help", NULL, "unknown command '%s' (dnsnap help lists them)",
+				    argv[2]);
+		return fputs(h, stdout), 0;
+	}
 	if (strcmp(cmd, "demo") == 0)
 		return cmd_demo(argc - 1, argv + 1);
 	if (strcmp(cmd, "encode") == 0)
@@ -615,6 +601,6 @@ int main(int argc, char **argv)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)
 		return cmd_import(argc - 1, argv + 1);
-	fprintf(stderr, "dnsnap: unknown command '%s'\n%s", cmd, usage_text);
+	fprintf(stderr, "dnsnap: unknown command '%s' (dnsnap help lists them)\n", cmd);
 	return EXIT_USAGE;
 }

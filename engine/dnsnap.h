@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define DNSNAP_VERSION "0.2.0"
+#define DNSNAP_VERSION "0.3.0"
 
 /* ---------------------------------------------------------------- queries */
 

@@ -4,35 +4,7 @@ set -u
 bin=${1:-build}/dnsnap
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-# expect NAME CODE COMMAND...: runs COMMAND, checks its exit code
-expect() {
-	name=$1 code=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	if [ "$got" -ne "$code" ]; then
-		echo "not ok - $name: exit $got, expected $code"; sed 's/^/#   /' "$tmp/err"
-		fails=$((fails + 1))
-		return 1
-	fi
-	echo "ok - $name"
-}
-# same_as NAME FILE: the last stdout equals FILE
-same_as() {
-	if ! cmp -s "$tmp/out" "$2"; then
-		echo "not ok - $1: output differs from $2"; diff "$2" "$tmp/out" | head -20
-		fails=$((fails + 1))
-	fi
-}
-# err_has NAME TEXT: the last stderr holds TEXT
-err_has() {
-	if ! grep -qF -- "$2" "$tmp/err"; then
-		echo "not ok - $1: stderr lacks '$2':"; cat "$tmp/err"
-		fails=$((fails + 1))
-	fi
-}
+. tests/cli/lib.sh
 
 expect "--version" 0 "$bin" --version && grep -q '^dnsnap .* (format 1\.0)$' "$tmp/out" ||
 	{ echo "not ok - version line"; fails=$((fails + 1)); }

@@ -83,7 +83,7 @@ int main(void)
 		return 1;
 	if (dnsnap_snap_open("/nonexistent/dnsnap.snap", &s, &d) == DNSNAP_OK)
 		return 1;
-	if (dnsnap_import(-1, "/nonexistent/dnsnap.snap", 0, &d) == DNSNAP_OK)
+	if (dnsnap_import(-1, "/nonexistent/dnsnap.snap", 0, NULL, NULL, &d) == DNSNAP_OK)
 		return 1;
 	dnsnap_cache_free(c);
 	printf("dnsnap %s (format %s)\n", DNSNAP_VERSION, dnsnap_format_version());
