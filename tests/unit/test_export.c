@@ -155,6 +155,19 @@ static void write_stream(const char *p, const uint8_t *raw, size_t n)
 	free(z);
 }
 
+/* The last progress report of the last export or import. */
+static struct { uint64_t calls, done, total; } prog;
+
+static void record(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	prog.calls++;
+	prog.done = done;
+	prog.total = total;
+}
+
+static const dnsnap_progress_t recorder = { record, NULL };
+
 static int export_to(const char *snap, const char *out, uint64_t top_n)
 {
 	dnsnap_snap_t *s;
@@ -162,7 +175,8 @@ static int export_to(const char *snap, const char *out, uint64_t top_n)
 	assert_int_equal(dnsnap_snap_open(snap, &s, &d), DNSNAP_OK);
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
-	int err = dnsnap_export_write(s, fd, 0, top_n, NULL, &d);
+	prog.calls = 0;
+	int err = dnsnap_export_write(s, fd, 0, top_n, &recorder, &d);
 	if (err != DNSNAP_OK)
 		print_error("export: %s\n", d.msg);
 	close(fd);
@@ -174,7 +188,8 @@ static int import_from(const char *in, const char *target, dnsnap_diag_t *d)
 {
 	int fd = open(in, O_RDONLY);
 	assert_true(fd >= 0);
-	int err = dnsnap_import(fd, target, NOW + 1, NULL, NULL, d);
+	prog.calls = 0;
+	int err = dnsnap_import(fd, target, NOW + 1, &recorder, NULL, d);
 	close(fd);
 	return err;
 }
@@ -191,10 +206,16 @@ static void test_export_and_import_round_trip(void **state)
 	assert_int_equal(dnsnap_snap_write(c, path("src.snap"), NOW, NULL, NULL), DNSNAP_OK);
 	dnsnap_cache_free(c);
 	assert_int_equal(export_to(path("src.snap"), path("src.dnsx"), 0), DNSNAP_OK);
+	assert_true(prog.calls >= 1); /* the last report: everything done */
+	assert_int_equal(prog.done, NAMES);
+	assert_int_equal(prog.total, NAMES);
 	dnsnap_diag_t d;
 	int err = import_from(path("src.dnsx"), path("dst.snap"), &d);
 	if (err != DNSNAP_OK)
 		fail_msg("%s", d.msg);
+	assert_true(prog.calls >= 1);
+	assert_int_equal(prog.done, NAMES);
+	assert_int_equal(prog.total, NAMES);
 
 	dnsnap_snap_t *a, *b;
 	assert_int_equal(dnsnap_snap_open(path("src.snap"), &a, NULL), DNSNAP_OK);
