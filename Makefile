@@ -96,7 +96,9 @@ fuzz: $(FUZZ_BIN)                                  ## build the libFuzzer target
 vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (review the diff!)
 	$(BUILD)/mkvectors spec/vectors
 	sed -e '/<!-- VECTORS -->/,/<!-- \/VECTORS -->/{/<!-- VECTORS -->/{p;r spec/vectors/examples.md' \
-	    -e '};/<!-- \/VECTORS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
+	    -e '};/<!-- \/VECTORS -->/!d}' \
+	    -e '/<!-- STREAMS -->/,/<!-- \/STREAMS -->/{/<!-- STREAMS -->/{p;r spec/vectors/streams.md' \
+	    -e '};/<!-- \/STREAMS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
 bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache $(BUILD)/bench_snap ## benchmarks (BENCH_ARGS=--json)

@@ -7,18 +7,29 @@
  * valid/NNN-name.txt  the expected dump (cli/print.c, records printed by ldns)
  * invalid/NNN-name.bin + .err  "DNSNAP_EXXX key|entry OFFSET": one broken rule each
  * invalid/NNN-name.msg + .err  "DNSNAP_EXXX OFFSET": one malformed message each
+ * valid/3NN-stream-name.dnsx + .txt  export streams that import, and the dump
+ *                      of their entries in key order
+ * invalid/3NN-stream-name.dnsx + .err  "DNSNAP_EXXX OFFSET|zstd [TEXT]": one
+ *                      broken stream each
  * examples.md          the worked examples, annotated (make vectors puts them
  *                      into spec/FORMAT.md between the VECTORS markers)
+ * streams.md           the stream vectors listed (between the STREAMS markers)
  *
  * The expected error of each invalid vector is written from the corruption
  * made here, not from what the validator says; the validator's answer is
  * compared and a disagreement is reported (and fails make vectors).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+#include <zstd.h>
 
 #include "corpus.h"
+#include "tmpdir.h"
 #include "wb.h"
 #include "dnsnap.h"
 #include "print.h"
@@ -494,6 +505,639 @@ static void invalid_entries(void)
 	invalid("134-key-label-over-63", &v, DNSNAP_ELABEL, "key", 0);
 }
 
+/* ------------------------------------------------- export streams */
+/*
+ * Streams are built here byte by byte from spec/FORMAT.md ("Export stream"),
+ * not with dnsnap_export_write(), so that they test the spec rather than the
+ * writer. They are compressed with libzstd, level STREAM_LEVEL, content
+ * checksum on: the same content and the same libzstd give the same bytes
+ * (another libzstd version may compress differently; the content is fixed).
+ * Every stream vector is imported here with dnsnap_import() at now =
+ * 1700000000, and a disagreement with the expected result is reported.
+ */
+#define STREAM_LEVEL 3
+#define WRITER "dnsnap mkvectors on spec"
+#define IN_ZSTD ((size_t)-1) /* .err offset "zstd": an error in the compressed bytes */
+
+static const uint8_t stream_magic[4] = { 0xd5, 'N', 'S', 'X' };
+
+/* The decompressed stream being built, and where its parts start. */
+typedef struct stream {
+	uint8_t b[8192];
+	size_t n;
+	size_t rec[8], rec_len[8]; /* each record's offset and length */
+	size_t nrec;
+	size_t hdr;                /* Header_Size */
+	size_t end;                /* the end record's offset */
+} stream_t;
+
+/* A compressed stream: one or more zstd frames. */
+typedef struct zs {
+	uint8_t b[16384];
+	size_t n;
+} zs_t;
+
+static FILE *smd;       /* streams.md */
+static char tdir[256];  /* scratch directory for the import checks */
+
+static void set_le(uint8_t *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+
+static uint64_t get_le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+static void sput(stream_t *s, const void *p, size_t n)
+{
+	if (n > sizeof s->b - s->n) {
+		fprintf(stderr, "mkvectors: a stream vector is too long\n");
+		exit(1);
+	}
+	if (n > 0)
+		memcpy(s->b + s->n, p, n);
+	s->n += n;
+}
+
+static void sput_le(stream_t *s, uint64_t v, size_t n)
+{
+	uint8_t b[8];
+	set_le(b, v, n);
+	sput(s, b, n);
+}
+
+/* Stream_Header options; hdr_1_0 is what a 1.0 writer writes. */
+typedef struct hdr_opt {
+	unsigned major, minor, flags;
+	const char *writer;
+	uint64_t count;         /* Entry_Count TLV */
+	size_t created_len;     /* Ext_Data_Len of Created_At (8) */
+	const uint8_t *extra;   /* more TLVs, after the three of 1.0 */
+	size_t extra_n;
+} hdr_opt_t;
+
+static const hdr_opt_t hdr_1_0 = { 1, 0, 0, WRITER, 0, 8, NULL, 0 };
+
+/* Start a stream: Stream_Header with Created_At = NOW, Writer, Entry_Count. */
+static void st_header(stream_t *s, const hdr_opt_t *o)
+{
+	s->n = s->nrec = s->end = 0;
+	sput(s, stream_magic, 4);
+	sput_le(s, o->major, 2);
+	sput_le(s, o->minor, 2);
+	sput_le(s, 0, 2); /* Header_Size, set below */
+	sput_le(s, o->flags, 2);
+	sput_le(s, 1, 1);
+	sput_le(s, o->created_len, 2);
+	sput_le(s, NOW, o->created_len);
+	sput_le(s, 2, 1);
+	sput_le(s, strlen(o->writer), 2);
+	sput(s, o->writer, strlen(o->writer));
+	sput_le(s, 3, 1);
+	sput_le(s, 8, 2);
+	sput_le(s, o->count, 8);
+	sput(s, o->extra, o->extra_n);
+	s->hdr = s->n;
+	set_le(s->b + 8, s->n, 2);
+}
+
+static void st_record(stream_t *s, const vec_t *v)
+{
+	if (s->nrec == sizeof s->rec / sizeof s->rec[0]) {
+		fprintf(stderr, "mkvectors: a stream vector has too many records\n");
+		exit(1);
+	}
+	s->rec[s->nrec] = s->n;
+	sput_le(s, v->kl, 2);
+	sput_le(s, v->el, 4);
+	sput(s, v->key, v->kl);
+	sput(s, v->e, v->el);
+	s->rec_len[s->nrec] = s->n - s->rec[s->nrec];
+	s->nrec++;
+}
+
+static void st_section(stream_t *s, unsigned type, const void *data, size_t len)
+{
+	sput_le(s, 0xffff, 2);
+	sput_le(s, type, 2);
+	sput_le(s, len, 4);
+	sput(s, data, len);
+}
+
+/* XXH3-64 of the records written, in stream order (sections left out). */
+static uint64_t st_checksum(const stream_t *s)
+{
+	XXH3_state_t *x = XXH3_createState();
+	if (x == NULL)
+		exit(1);
+	XXH3_64bits_reset(x);
+	for (size_t i = 0; i < s->nrec; i++)
+		XXH3_64bits_update(x, s->b + s->rec[i], s->rec_len[i]);
+	uint64_t h = XXH3_64bits_digest(x);
+	XXH3_freeState(x);
+	return h;
+}
+
+static void st_end(stream_t *s)
+{
+	uint64_t sum = st_checksum(s);
+	s->end = s->n;
+	sput_le(s, 0, 2);
+	sput_le(s, s->nrec, 8);
+	sput_le(s, sum, 8);
+}
+
+/* A whole stream: the header, records v[0, n), the end record. */
+static void st_full(stream_t *s, const hdr_opt_t *h, const vec_t *const *v, size_t n)
+{
+	st_header(s, h);
+	for (size_t i = 0; i < n; i++)
+		st_record(s, v[i]);
+	st_end(s);
+}
+
+/* Append one zstd frame holding p[0, n) to z. */
+static void zframe(zs_t *z, const uint8_t *p, size_t n)
+{
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	size_t r = cc == NULL ? (size_t)-1 : 0;
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, STREAM_LEVEL);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+	if (!ZSTD_isError(r))
+		r = ZSTD_compress2(cc, z->b + z->n, sizeof z->b - z->n, p, n);
+	ZSTD_freeCCtx(cc);
+	if (ZSTD_isError(r)) {
+		fprintf(stderr, "mkvectors: zstd: %s\n", ZSTD_getErrorName(r));
+		exit(1);
+	}
+	z->n += r;
+}
+
+/* The whole stream as one frame, as dnsnap's writer writes it. */
+static const zs_t *zone(zs_t *z, const stream_t *s)
+{
+	z->n = 0;
+	zframe(z, s->b, s->n);
+	return z;
+}
+
+/* Where the first block of the frame at z->b[at] starts (RFC 8878 3.1.1:
+ * after the magic number and the frame header), its type and size. */
+static size_t zblock(const zs_t *z, size_t at, unsigned *type, size_t *size)
+{
+	static const size_t did[4] = { 0, 1, 2, 4 }, fcs[4] = { 0, 2, 4, 8 };
+	unsigned fhd = z->b[at + 4];
+	size_t single = fhd >> 5 & 1;
+	size_t fh = 1 + (single ? 0 : 1) + did[fhd & 3] + (fhd >> 6 == 0 ? single : fcs[fhd >> 6]);
+	uint32_t bh = (uint32_t)get_le(z->b + at + 4 + fh, 3);
+	*type = bh >> 1 & 3;
+	*size = bh >> 3;
+	return at + 4 + fh;
+}
+
+/* Import z at now = NOW into the scratch directory. */
+static int try_import(const zs_t *z, dnsnap_diag_t *d)
+{
+	char in[300], out[300];
+	snprintf(in, sizeof in, "%s/in.dnsx", tdir);
+	snprintf(out, sizeof out, "%s/out.snap", tdir);
+	FILE *f = fopen(in, "wb");
+	if (f == NULL || (z->n > 0 && fwrite(z->b, 1, z->n, f) != z->n) || fclose(f) != 0) {
+		perror(in);
+		exit(1);
+	}
+	int fd = open(in, O_RDONLY);
+	if (fd < 0) {
+		perror(in);
+		exit(1);
+	}
+	int err = dnsnap_import(fd, out, NOW, NULL, NULL, d);
+	close(fd);
+	unlink(in);
+	unlink(out);
+	return err;
+}
+
+/* A stream that must import: .dnsx, and .txt the dump of its n entries. */
+static void valid_stream(const char *name, const zs_t *z, const vec_t *const *v, size_t n,
+			 const char *what)
+{
+	write_file("valid", name, "dnsx", z->b, z->n);
+	char *txt;
+	size_t tlen;
+	FILE *f = open_memstream(&txt, &tlen);
+	for (size_t i = 0; i < n; i++)
+		print_entry(f, v[i]->key, v[i]->kl, v[i]->e, v[i]->el);
+	fclose(f);
+	write_file("valid", name, "txt", txt, tlen);
+	free(txt);
+	dnsnap_diag_t d = { 0 };
+	int e = try_import(z, &d);
+	if (e != DNSNAP_OK) {
+		fprintf(stderr, "mkvectors: %s: expected DNSNAP_OK   import says %s %zu (%s)\n", name,
+			dnsnap_errname(e), d.offset, d.msg);
+		mismatches++;
+	}
+	fprintf(smd, "| `valid/%s` | %s | imports, %zu entr%s |\n", name, what, n,
+		n == 1 ? "y" : "ies");
+}
+
+/* A stream that must be refused with err at off (IN_ZSTD: no offset), and
+ * a message holding text (NULL: any). */
+static void invalid_stream(const char *name, const zs_t *z, int err, size_t off,
+			   const char *text, const char *what)
+{
+	char where[32], line[256];
+	if (off == IN_ZSTD)
+		snprintf(where, sizeof where, "zstd");
+	else
+		snprintf(where, sizeof where, "%zu", off);
+	snprintf(line, sizeof line, "%s %s%s%s\n", dnsnap_errname(err), where, text ? " " : "",
+		 text ? text : "");
+	write_file("invalid", name, "dnsx", z->b, z->n);
+	write_file("invalid", name, "err", line, strlen(line));
+	dnsnap_diag_t d = { 0 };
+	int e = try_import(z, &d);
+	if (e != err || (off != IN_ZSTD && d.offset != off) ||
+	    (text != NULL && strstr(d.msg, text) == NULL)) {
+		fprintf(stderr, "mkvectors: %s: expected %s   import says %s %zu (%s)\n", name, line,
+			dnsnap_errname(e), d.offset, d.msg);
+		mismatches++;
+	}
+	fprintf(smd, "| `invalid/%s` | %s | `%s %s` |\n", name, what, dnsnap_errname(err), where);
+}
+
+/* One line of a layout: offset, bytes (wrapped at 16), what they are. */
+static void field(FILE *f, size_t off, const uint8_t *p, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i += 16) {
+		size_t k = n - i < 16 ? n - i : 16;
+		fprintf(f, "%04zx ", off + i);
+		for (size_t j = 0; j < k; j++)
+			fprintf(f, " %02x", p[i + j]);
+		if (i == 0)
+			fprintf(f, "%*s  %s", (int)(3 * (16 - k)), "", what);
+		fputc('\n', f);
+	}
+}
+
+/* The decompressed bytes of a stream made by st_header(&hdr_1_0), records
+ * and st_end(), annotated; src[i] names the vector record i comes from. */
+static void st_layout(FILE *f, const stream_t *s, const char *const *src, const char *const *note)
+{
+	const uint8_t *b = s->b;
+	char buf[256];
+	size_t wl = (size_t)get_le(b + 24, 2);
+	fprintf(f, "```\n");
+	field(f, 0, b, 4, "Magic_Number");
+	field(f, 4, b + 4, 2, "Format_Major 1");
+	field(f, 6, b + 6, 2, "Format_Minor 0");
+	snprintf(buf, sizeof buf, "Header_Size %zu", s->hdr);
+	field(f, 8, b + 8, 2, buf);
+	field(f, 10, b + 10, 2, "Flags");
+	field(f, 12, b + 12, 3, "TLV 1 Created_At, 8 bytes:");
+	snprintf(buf, sizeof buf, "  %llu", (unsigned long long)get_le(b + 15, 8));
+	field(f, 15, b + 15, 8, buf);
+	snprintf(buf, sizeof buf, "TLV 2 Writer, %zu bytes:", wl);
+	field(f, 23, b + 23, 3, buf);
+	snprintf(buf, sizeof buf, "  \"%.*s\"", (int)wl, (const char *)b + 26);
+	field(f, 26, b + 26, wl, buf);
+	field(f, 26 + wl, b + 26 + wl, 3, "TLV 3 Entry_Count, 8 bytes:");
+	snprintf(buf, sizeof buf, "  %llu", (unsigned long long)get_le(b + 29 + wl, 8));
+	field(f, 29 + wl, b + 29 + wl, 8, buf);
+	for (size_t i = 0; i < s->nrec; i++) {
+		size_t r = s->rec[i];
+		size_t kl = (size_t)get_le(b + r, 2), el = (size_t)get_le(b + r + 2, 4);
+		dnsnap_key_t k;
+		char name[300];
+		snprintf(buf, sizeof buf, "record %zu: Key_Len %zu, Entry_Len %zu", i, kl, el);
+		field(f, r, b + r, 6, buf);
+		dnsnap_key_decode(b + r + 6, kl, &k, NULL);
+		snprintf(buf, sizeof buf, "  Key: %s %s (as in %s)",
+			 print_name(k.name, k.name_len, name, sizeof name),
+			 k.qtype == 1 ? "A" : k.qtype == 15 ? "MX" : k.qtype == 28 ? "AAAA" : "?",
+			 src[i]);
+		field(f, r + 6, b + r + 6, kl, buf);
+		snprintf(name, sizeof name, "(%zu bytes)", el);
+		fprintf(f, "%04zx  %-47s    Entry (as in %s%s)\n", r + 6 + kl, name, src[i],
+			note[i] ? note[i] : "");
+	}
+	field(f, s->end, b + s->end, 2, "End_Record: Key_Len 0");
+	snprintf(buf, sizeof buf, "  Entry_Count %llu",
+		 (unsigned long long)get_le(b + s->end + 2, 8));
+	field(f, s->end + 2, b + s->end + 2, 8, buf);
+	snprintf(buf, sizeof buf, "  Checksum 0x%016llx",
+		 (unsigned long long)get_le(b + s->end + 10, 8));
+	field(f, s->end + 10, b + s->end + 10, 8, buf);
+	fprintf(f, "```\n\n");
+}
+
+static void streams(void)
+{
+	/* four valid vectors' keys and entries, in key order */
+	enum { V_A = 0, V_NODATA = 5, V_DNSSEC = 6, V_MX = 7 };
+	static const size_t items[4] = { V_MX, V_A, V_NODATA, V_DNSSEC };
+	static vec_t ents[4], v;
+	static stream_t s;
+	static zs_t z;
+	static char srcbuf[4][64];
+	const vec_t *all[4];
+	const char *src[4], *note[4] = { 0 };
+	for (size_t i = 0; i < 4; i++) {
+		ents[i] = base(items[i]);
+		all[i] = &ents[i];
+		snprintf(srcbuf[i], sizeof srcbuf[i], "valid/%03zu-%s.bin", items[i] + 1,
+			 valid_names[items[i]]);
+		src[i] = srcbuf[i];
+		if (i > 0 && dnsnap_key_cmp(ents[i - 1].key, ents[i - 1].kl, ents[i].key,
+					    ents[i].kl) >= 0) {
+			fprintf(stderr, "mkvectors: stream entries not in key order\n");
+			exit(1);
+		}
+	}
+	const size_t ia = 1; /* the A entry: Hits 42, to show that hit counts carry over */
+	set_le(ents[ia].e + 8, 42, 4);
+	note[ia] = ", but Hits 42: 2a 00 00 00 at 8";
+	hdr_opt_t h = hdr_1_0;
+	h.count = 4;
+	st_full(&s, &h, all, 4);
+	fprintf(smd, "Vector `302-stream-four-entries`, decompressed (%zu bytes): the keys and\n"
+		"entries of four valid vectors in key order, one with a changed `Hits`. The\n"
+		"vectors after it are variations of it.\n\n", s.n);
+	st_layout(smd, &s, src, note);
+	fprintf(smd, "| Vector | Stream | Expected |\n|---|---|---|\n");
+
+	/* ---- valid */
+	v = base(V_A);
+	const vec_t *one[1] = { &v };
+	hdr_opt_t h1 = hdr_1_0;
+	h1.writer = "dnsnap 0.2.0 on vm";
+	h1.count = 1;
+	st_header(&s, &h1);
+	st_record(&s, &v);
+	st_end(&s);
+	if (s.n != 133 || st_checksum(&s) != 0xb356f0ba257ceed9ull) {
+		fprintf(stderr, "mkvectors: the worked example of the export stream differs\n");
+		mismatches++;
+	}
+	valid_stream("301-stream-worked-example", zone(&z, &s), one, 1,
+		     "the export stream's [worked example](#worked-example): vector 001 alone");
+
+	st_full(&s, &h, all, 4);
+	size_t n = s.n, hdr = s.hdr, end = s.end, rec[4];
+	memcpy(rec, s.rec, sizeof rec);
+	valid_stream("302-stream-four-entries", zone(&z, &s), all, 4,
+		     "four entries in key order, one with `Hits` 42 (above)");
+
+	h.count = 0;
+	st_full(&s, &h, all, 0);
+	valid_stream("303-stream-empty-snapshot", zone(&z, &s), all, 0,
+		     "no records: the header, then the end record with `Entry_Count` 0 and the "
+		     "XXH3-64 of nothing");
+	h.count = 4;
+
+	st_header(&s, &h);
+	st_section(&s, 0x0101, "data of a later minor version", 29);
+	st_record(&s, all[0]);
+	st_record(&s, all[1]);
+	st_section(&s, 0xfffe, NULL, 0);
+	st_record(&s, all[2]);
+	st_record(&s, all[3]);
+	st_end(&s);
+	valid_stream("304-stream-unknown-sections", zone(&z, &s), all, 4,
+		     "302 with a section of type 0x0101 (29 bytes) before the first record and an "
+		     "empty one of type 0xfffe after the second: skipped, not counted, not in "
+		     "`Checksum`");
+
+	static const uint8_t tlv_unknown[] = { 0x80, 3, 0, 'n', 'e', 'w' };
+	hdr_opt_t h7 = h;
+	h7.minor = 7;
+	h7.extra = tlv_unknown;
+	h7.extra_n = sizeof tlv_unknown;
+	st_full(&s, &h7, all, 4);
+	valid_stream("305-stream-minor-7-unknown-tlv", zone(&z, &s), all, 4,
+		     "302 as version 1.7 with a header TLV of unknown type 0x80 (3 bytes)");
+
+	/* frames split anywhere, a skippable frame between */
+	st_full(&s, &h, all, 4);
+	static const uint8_t skippable[12] = { 0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0,
+					       's', 'k', 'i', 'p' };
+	z.n = 0;
+	zframe(&z, s.b, 5);
+	memcpy(z.b + z.n, skippable, sizeof skippable);
+	z.n += sizeof skippable;
+	zframe(&z, s.b + 5, rec[1] + 10 - 5);
+	zframe(&z, s.b + rec[1] + 10, n - rec[1] - 10);
+	valid_stream("306-stream-three-frames", &z, all, 4,
+		     "302 in three zstd frames, split inside the magic number and inside record "
+		     "1, with a skippable frame after the first");
+
+	/* ---- invalid: the header */
+	z.n = 0;
+	invalid_stream("311-stream-empty-input", &z, DNSNAP_ETRUNC, 0, NULL, "0 bytes");
+
+	st_full(&s, &h, all, 4);
+	z.n = s.n;
+	memcpy(z.b, s.b, s.n);
+	invalid_stream("312-stream-not-compressed", &z, DNSNAP_EZSTD, IN_ZSTD, NULL,
+		       "302's content, not compressed");
+
+	st_full(&s, &h, all, 4);
+	s.b[3] = 'P';
+	invalid_stream("313-stream-snapshot-magic", zone(&z, &s), DNSNAP_EMAGIC, 0, NULL,
+		       "`Magic_Number` of a snapshot (`D5 4E 53 50`)");
+
+	st_full(&s, &h, all, 4);
+	s.b[4] = 2;
+	invalid_stream("314-stream-major-2", zone(&z, &s), DNSNAP_EVERSION, 4,
+		       "export stream format 2.0, this dnsnap reads 1.x",
+		       "`Format_Major` 2; the message names both versions");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + 10, 0x8000, 2);
+	invalid_stream("315-stream-reserved-flags", zone(&z, &s), DNSNAP_ERESERVED, 10, NULL,
+		       "`Flags` 0x8000");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + 8, 11, 2);
+	invalid_stream("316-stream-header-size-11", zone(&z, &s), DNSNAP_EFIELD, 8, NULL,
+		       "`Header_Size` 11");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + 24, hdr - 26 + 1, 2);
+	invalid_stream("317-stream-header-tlv-overruns", zone(&z, &s), DNSNAP_ETRUNC, 24, NULL,
+		       "the `Writer` TLV's `Ext_Data_Len` runs 1 byte past `Header_Size`");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + 8, hdr - 9, 2);
+	invalid_stream("318-stream-header-tlv-head-cut", zone(&z, &s), DNSNAP_ETRUNC, hdr - 11,
+		       NULL, "`Header_Size` 2 bytes into the `Entry_Count` TLV's head");
+
+	hdr_opt_t h4 = h;
+	h4.created_len = 4;
+	st_full(&s, &h4, all, 4);
+	invalid_stream("319-stream-created-at-4-bytes", zone(&z, &s), DNSNAP_EFIELD, 13, NULL,
+		       "a `Created_At` TLV of 4 bytes");
+
+	/* ---- invalid: cut content (whole frames) */
+	st_full(&s, &h, all, 4);
+	s.n = 8;
+	invalid_stream("320-stream-cut-in-header", zone(&z, &s), DNSNAP_ETRUNC, 0, NULL,
+		       "the first 8 bytes");
+
+	st_full(&s, &h, all, 4);
+	s.n = 30;
+	invalid_stream("321-stream-cut-in-header-tlv", zone(&z, &s), DNSNAP_ETRUNC, 23, NULL,
+		       "cut 4 bytes into the `Writer` TLV's data");
+
+	st_full(&s, &h, all, 4);
+	s.n = rec[1] + 10;
+	invalid_stream("322-stream-cut-in-record", zone(&z, &s), DNSNAP_ETRUNC, rec[1], NULL,
+		       "cut 10 bytes into record 1");
+
+	st_full(&s, &h, all, 4);
+	s.n = end;
+	invalid_stream("323-stream-cut-before-end-record", zone(&z, &s), DNSNAP_ETRUNC, end, NULL,
+		       "cut after the last record");
+
+	st_full(&s, &h, all, 4);
+	s.n = end + 9;
+	invalid_stream("324-stream-cut-in-end-record", zone(&z, &s), DNSNAP_ETRUNC, end, NULL,
+		       "cut 9 bytes into the end record");
+
+	st_header(&s, &h);
+	st_record(&s, all[0]);
+	size_t sec = s.n;
+	st_section(&s, 0x0101, "data of a later minor version", 29);
+	s.n -= 10;
+	invalid_stream("325-stream-cut-in-section", zone(&z, &s), DNSNAP_ETRUNC, sec, NULL,
+		       "a record, then a section of 29 bytes cut after 19");
+
+	/* ---- invalid: the compressed bytes */
+	st_full(&s, &h, all, 4);
+	zone(&z, &s);
+	z.n -= 2;
+	invalid_stream("326-stream-cut-in-zstd-checksum", &z, DNSNAP_ETRUNC, n, NULL,
+		       "302 without the last 2 bytes of the frame (in its content checksum): all "
+		       "content came through");
+
+	st_full(&s, &h, all, 4);
+	z.n = 0;
+	zframe(&z, s.b, rec[1] + 10);
+	size_t f2 = z.n, bsize;
+	unsigned btype;
+	zframe(&z, s.b + rec[1] + 10, n - rec[1] - 10);
+	size_t blk = zblock(&z, f2, &btype, &bsize);
+	if (btype != 2) { /* a compressed block gives no output until whole */
+		fprintf(stderr, "mkvectors: 327: the second frame's block is not compressed\n");
+		mismatches++;
+	}
+	z.n = blk + 3 + bsize / 2;
+	invalid_stream("327-stream-cut-in-zstd-frame", &z, DNSNAP_ETRUNC, rec[1], NULL,
+		       "302 in two frames split 10 bytes into record 1, cut in the middle of the "
+		       "second frame's compressed block");
+
+	st_full(&s, &h, all, 4);
+	zone(&z, &s);
+	z.b[z.n - 1] ^= 0x01;
+	invalid_stream("328-stream-zstd-checksum-flipped", &z, DNSNAP_EZSTD, IN_ZSTD, NULL,
+		       "302 with a bit flipped in the frame's content checksum");
+
+	st_full(&s, &h, all, 4);
+	zone(&z, &s);
+	blk = zblock(&z, 0, &btype, &bsize);
+	z.b[blk + 3 + bsize / 2] ^= 0x10;
+	invalid_stream("329-stream-zstd-block-flipped", &z, DNSNAP_EZSTD, IN_ZSTD, NULL,
+		       "302 with a bit flipped in the middle of the frame's block");
+
+	st_full(&s, &h, all, 4);
+	zone(&z, &s);
+	memcpy(z.b + z.n, "not zstd", 8);
+	z.n += 8;
+	invalid_stream("330-stream-not-zstd-after-frame", &z, DNSNAP_EZSTD, IN_ZSTD, NULL,
+		       "302, then 8 bytes that are not a zstd frame");
+
+	/* ---- invalid: records and the end record (frames recomputed) */
+	st_full(&s, &h, all, 4);
+	s.b[rec[ia] + s.rec_len[ia] - 1] ^= 0x01;
+	invalid_stream("331-stream-rdata-bit-flipped", zone(&z, &s), DNSNAP_ECHECKSUM, end + 10,
+		       NULL, "302 with a bit flipped in the A record's rdata (valid entry, zstd "
+		       "checksum recomputed)");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + end + 2, 5, 8);
+	invalid_stream("332-stream-end-count-5", zone(&z, &s), DNSNAP_ECHECKSUM, end + 2, NULL,
+		       "the end record's `Entry_Count` 5 for 4 records");
+
+	st_full(&s, &h, all, 4);
+	s.b[end + 10] ^= 0x01;
+	invalid_stream("333-stream-end-checksum-flipped", zone(&z, &s), DNSNAP_ECHECKSUM, end + 10,
+		       NULL, "a bit flipped in the end record's `Checksum`");
+
+	h.count = 5;
+	st_full(&s, &h, all, 4);
+	h.count = 4;
+	invalid_stream("334-stream-header-count-5", zone(&z, &s), DNSNAP_ECHECKSUM, end + 2, NULL,
+		       "the header's `Entry_Count` 5 for 4 records");
+
+	const vec_t *swapped[4] = { all[0], all[2], all[1], all[3] };
+	st_full(&s, &h, swapped, 4);
+	invalid_stream("335-stream-keys-out-of-order", zone(&z, &s), DNSNAP_EFIELD, s.rec[2], NULL,
+		       "records 1 and 2 swapped");
+
+	const vec_t *twice[5] = { all[0], all[1], all[1], all[2], all[3] };
+	h.count = 5;
+	st_full(&s, &h, twice, 5);
+	h.count = 4;
+	invalid_stream("336-stream-duplicate-key", zone(&z, &s), DNSNAP_EFIELD, s.rec[2], NULL,
+		       "record 1 twice (counts and `Checksum` agree)");
+
+	const vec_t *bad[4] = { all[0], all[1], all[2], all[3] };
+	v = ents[ia];
+	set_le(v.e + 14, 1, 2); /* as in 107-auth-off-not-on-a-record */
+	bad[ia] = &v;
+	st_full(&s, &h, bad, 4);
+	invalid_stream("337-stream-invalid-entry", zone(&z, &s), DNSNAP_EFIELD,
+		       rec[ia] + 6 + v.kl + 14, NULL,
+		       "the A entry with `Auth_Off` 1 (as 107): the entry's offset 14");
+
+	bad[ia] = all[ia];
+	v = ents[0];
+	v.key[1] = 'C'; /* as in 131-key-upper-case */
+	bad[0] = &v;
+	st_full(&s, &h, bad, 4);
+	invalid_stream("338-stream-invalid-key", zone(&z, &s), DNSNAP_EFIELD, rec[0] + 6 + 1, NULL,
+		       "record 0's key with an upper-case byte (as 131): the key's offset 1");
+
+	st_full(&s, &h, all, 4);
+	sput_le(&s, 0, 1);
+	invalid_stream("339-stream-byte-after-end", zone(&z, &s), DNSNAP_EFIELD, n, NULL,
+		       "a zero byte after the end record");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + rec[1], 512, 2);
+	invalid_stream("340-stream-key-len-512", zone(&z, &s), DNSNAP_ERESERVED, rec[1], NULL,
+		       "record 1's `Key_Len` 512 (reserved)");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + rec[1] + 2, 17, 4);
+	invalid_stream("341-stream-entry-len-17", zone(&z, &s), DNSNAP_EFIELD, rec[1] + 2, NULL,
+		       "record 1's `Entry_Len` 17");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + rec[1] + 2, DNSNAP_ENTRY_MAX + 1, 4);
+	invalid_stream("342-stream-entry-len-over-max", zone(&z, &s), DNSNAP_EFIELD, rec[1] + 2,
+		       NULL, "record 1's `Entry_Len` `DNSNAP_ENTRY_MAX` + 1");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -542,6 +1186,17 @@ int main(int argc, char **argv)
 	fclose(md);
 	invalid_messages();
 	invalid_entries();
+
+	snprintf(mdpath, sizeof mdpath, "%s/streams.md", dir);
+	if ((smd = fopen(mdpath, "w")) == NULL) {
+		perror(mdpath);
+		return 1;
+	}
+	if (tmpdir_make(tdir, sizeof tdir, "mkvectors") != 0)
+		return 1;
+	streams();
+	fclose(smd);
+	tmpdir_remove(tdir);
 	if (mismatches)
 		fprintf(stderr, "mkvectors: %d vectors disagree with the library\n", mismatches);
 	return mismatches ? 1 : 0;
