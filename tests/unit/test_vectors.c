@@ -5,20 +5,28 @@
  * entry validates, and its dump is exactly NNN-name.txt.
  * invalid/NNN-name.bin fails with exactly the code and offset of .err, and so
  * does invalid/NNN-name.msg. Inputs sit against a no-access page (guard.c).
+ * valid/3NN-stream-name.dnsx imports into a snapshot that verifies and dumps
+ * as its .txt; invalid/3NN-stream-name.dnsx is refused with the code and
+ * offset of its .err and leaves no file behind (spec/FORMAT.md, "Export
+ * stream vectors").
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "dnsnap.h"
 #include "guard.h"
 #include "print.h"
+#include "tmpdir.h"
 
 #define VEC "spec/vectors"
 #define NOW 1700000000u
@@ -171,12 +179,206 @@ static void test_invalid_messages_fail_with_the_expected_code_and_offset(void **
 	}
 }
 
+/* ------------------------------------------------------- export streams */
+
+/* Import stream file @p in to @p target at NOW. */
+static int import_file(const char *in, const char *target, dnsnap_diag_t *d)
+{
+	int fd = open(in, O_RDONLY);
+	assert_true(fd >= 0);
+	int err = dnsnap_import(fd, target, NOW, NULL, NULL, d);
+	close(fd);
+	return err;
+}
+
+static char sdir[256]; /* the stream tests' directory (setup_dir, remove_dir) */
+
+static int setup_dir(void **state)
+{
+	(void)state;
+	return tmpdir_make(sdir, sizeof sdir, "stream-vectors");
+}
+
+static int remove_dir(void **state)
+{
+	(void)state;
+	return tmpdir_remove(sdir);
+}
+
+/* Fail unless sdir holds exactly the file @p only: a refused import adds no
+ * file, a published one leaves no temporary. */
+static void only_file(const char *vec, const char *only)
+{
+	DIR *d = opendir(sdir);
+	assert_non_null(d);
+	char other[512] = "";
+	int seen = 0;
+	for (struct dirent *de; (de = readdir(d)) != NULL;) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strcmp(de->d_name, only) == 0)
+			seen = 1;
+		else if (strlen(other) + strlen(de->d_name) + 2 < sizeof other)
+			strcat(strcat(other, " "), de->d_name);
+	}
+	closedir(d);
+	if (!seen || other[0] != 0)
+		fail_msg("%s: the directory holds%s%s%s", vec, other, seen ? "" : ", not ",
+			 seen ? "" : only);
+}
+
+/* All frames of a .dnsx, decompressed (skippable frames give nothing). */
+static uint8_t *unzstd(const uint8_t *z, size_t zn, size_t *len)
+{
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	assert_non_null(dc);
+	size_t cap = 1 << 16, n = 0, r = 0;
+	uint8_t *b = malloc(cap);
+	assert_non_null(b);
+	ZSTD_inBuffer ib = { z, zn, 0 };
+	while (ib.pos < ib.size || r != 0) {
+		if (cap - n < 4096) {
+			b = realloc(b, cap *= 2);
+			assert_non_null(b);
+		}
+		ZSTD_outBuffer ob = { b + n, cap - n, 0 };
+		r = ZSTD_decompressStream(dc, &ob, &ib);
+		assert_false(ZSTD_isError(r));
+		n += ob.pos;
+	}
+	ZSTD_freeDCtx(dc);
+	*len = n;
+	return b;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+typedef struct dump {
+	FILE *f;
+	int err;
+} dump_t;
+
+static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		    size_t entry_len)
+{
+	dump_t *dp = arg;
+	if (dp->err == DNSNAP_OK)
+		dp->err = print_entry(dp->f, key, key_len, entry, entry_len);
+	return 0;
+}
+
+static void test_valid_streams_import_and_hold_their_entries(void **state)
+{
+	(void)state;
+	static char names[256][128];
+	size_t n = list(VEC "/valid", ".dnsx", names, 256);
+	assert_true(n >= 6);
+	char target[300];
+	snprintf(target, sizeof target, "%s/imported.snap", sdir);
+	for (size_t i = 0; i < n; i++) {
+		size_t zn, rn, tl;
+		uint8_t *z = slurp(path("valid", names[i], ".dnsx"), &zn);
+		uint8_t *txt = slurp(path("valid", names[i], ".txt"), &tl);
+		assert_non_null(z);
+		assert_non_null(txt);
+		uint8_t *raw = unzstd(z, zn, &rn);
+		assert_true(rn >= 18);
+		uint64_t count = le64(raw + rn - 16), sum = le64(raw + rn - 8);
+
+		dnsnap_diag_t d = { 0 };
+		int err = import_file(path("valid", names[i], ".dnsx"), target, &d);
+		if (err != DNSNAP_OK)
+			fail_msg("%s: %s at %zu: %s", names[i], dnsnap_errname(err), d.offset, d.msg);
+		only_file(names[i], "imported.snap");
+		dnsnap_snap_t *s;
+		assert_int_equal(dnsnap_snap_open(target, &s, &d), DNSNAP_OK);
+		if ((err = dnsnap_snap_verify(s, NULL, &d)) != DNSNAP_OK)
+			fail_msg("%s: verify: %s: %s", names[i], dnsnap_errname(err), d.msg);
+		dnsnap_snap_info_t info;
+		dnsnap_snap_info(s, &info);
+		assert_int_equal(info.entry_count, count);
+		assert_int_equal(info.digest, sum);
+		char *out;
+		size_t outlen;
+		dump_t dp = { open_memstream(&out, &outlen), DNSNAP_OK };
+		assert_int_equal(dnsnap_snap_foreach(s, dump_one, &dp), DNSNAP_OK);
+		fclose(dp.f);
+		assert_int_equal(dp.err, DNSNAP_OK);
+		if (outlen != tl || memcmp(out, txt, tl) != 0)
+			fail_msg("%s: dump differs\n--- expected\n%s--- got\n%s", names[i], txt, out);
+		dnsnap_snap_close(s);
+		unlink(target);
+		free(out);
+		free(raw);
+		free(txt);
+		free(z);
+	}
+}
+
+static void test_invalid_streams_fail_and_leave_the_target_alone(void **state)
+{
+	(void)state;
+	static char names[256][128];
+	size_t n = list(VEC "/invalid", ".dnsx", names, 256);
+	assert_true(n >= 30);
+	char fresh[300], kept[300];
+	snprintf(fresh, sizeof fresh, "%s/fresh.snap", sdir);
+	snprintf(kept, sizeof kept, "%s/kept.snap", sdir);
+	/* a snapshot at the target before the import: it must survive */
+	assert_int_equal(import_file(path("valid", "302-stream-four-entries", ".dnsx"), kept, NULL),
+			 DNSNAP_OK);
+	size_t kn;
+	uint8_t *kb = slurp(kept, &kn);
+	assert_non_null(kb);
+	for (size_t i = 0; i < n; i++) {
+		size_t el;
+		char *want = (char *)slurp(path("invalid", names[i], ".err"), &el);
+		assert_non_null(want);
+		/* DNSNAP_EXXX OFFSET|zstd [MESSAGE] */
+		char code[64], off[32];
+		int rest = 0;
+		assert_int_equal(sscanf(want, "%63s %31s %n", code, off, &rest), 2);
+		char *text = want + rest;
+		text[strcspn(text, "\n")] = 0;
+		for (int k = 0; k < 2; k++) {
+			const char *target = k == 0 ? fresh : kept;
+			dnsnap_diag_t d = { 0 };
+			int err = import_file(path("invalid", names[i], ".dnsx"), target, &d);
+			const char *got = err == DNSNAP_OK ? "DNSNAP_OK" : dnsnap_errname(err);
+			if (got == NULL || strcmp(got, code) != 0 ||
+			    (strcmp(off, "zstd") != 0 && strtoull(off, NULL, 10) != d.offset) ||
+			    strstr(d.msg, text) == NULL)
+				fail_msg("%s: expected %s %s %s, got %s %zu (%s)", names[i], code,
+					 off, text, got ? got : "?", d.offset, d.msg);
+			only_file(names[i], "kept.snap");
+		}
+		size_t now_n;
+		uint8_t *now_b = slurp(kept, &now_n);
+		assert_non_null(now_b);
+		if (now_n != kn || memcmp(now_b, kb, kn) != 0)
+			fail_msg("%s: the snapshot at the target changed", names[i]);
+		free(now_b);
+		free(want);
+	}
+	free(kb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_vectors_encode_and_dump_byte_for_byte),
 		cmocka_unit_test(test_invalid_entries_fail_with_the_expected_code_and_offset),
 		cmocka_unit_test(test_invalid_messages_fail_with_the_expected_code_and_offset),
+		cmocka_unit_test_setup_teardown(test_valid_streams_import_and_hold_their_entries,
+						setup_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_invalid_streams_fail_and_leave_the_target_alone,
+						setup_dir, remove_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
