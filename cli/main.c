@@ -547,8 +547,8 @@ static int cmd_import(int argc, char **argv)
 	if (fd != 0)
 		close(fd);
 	if (err != DNSNAP_OK)
-		return fail("import", in, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
-									  : strerror(-err));
+		return fail("import", in, "%s (%s at offset %zu of the decompressed stream)", d.msg,
+			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err), d.offset);
 	if (st.skipped)
 		fprintf(stderr, "dnsnap import: %s: %llu entries expired at --now, left out\n",
 			in, (unsigned long long)st.skipped);

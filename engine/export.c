@@ -115,25 +115,6 @@ static int wr_put(wr_t *w, const uint8_t *p, size_t n)
 	return DNSNAP_OK;
 }
 
-/* Name an entry for a message: its key's labels (stored reversed), dotted. */
-static void key_name(const uint8_t *key, size_t len, char *out, size_t cap)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < len && key[i] != 0 && o + 66 < cap; i += 1u + key[i]) {
-		size_t l = key[i];
-		if (i + 1 + l > len)
-			break;
-		for (size_t j = 0; j < l; j++) {
-			uint8_t c = key[i + 1 + j];
-			out[o++] = c > 0x20 && c < 0x7f ? (char)c : '?';
-		}
-		out[o++] = '.';
-	}
-	if (o == 0)
-		out[o++] = '.';
-	out[o] = 0;
-}
-
 /* Check a record before it is written: key, entry, key order. */
 static int check_rec(wr_t *w, const uint8_t *key, size_t key_len, const uint8_t *entry,
 		     size_t entry_len)
@@ -147,7 +128,7 @@ static int check_rec(wr_t *w, const uint8_t *key, size_t key_len, const uint8_t 
 					     (unsigned long long)w->n, ed.msg);
 	if (entry_len > DNSNAP_ENTRY_MAX ||
 	    (e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
-		key_name(key, key_len, name, sizeof name);
+		dnsnap__key_text(&k, name, sizeof name);
 		if (entry_len > DNSNAP_ENTRY_MAX)
 			e = DNSNAP_ETOOBIG, ed.offset = 0, snprintf(ed.msg, sizeof ed.msg, "too long");
 		return w->err = dnsnap__diag(w->d, e, ed.offset, "export: entry %llu (%s): %.60s",
@@ -577,7 +558,9 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 						 (unsigned long long)n, (unsigned long long)count);
 			else if (sum != XXH3_64bits_digest(xs))
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 10,
-						 "import: checksum mismatch");
+						 "import: the end record's Checksum %016llx, the records "
+						 "give %016llx", (unsigned long long)sum,
+						 (unsigned long long)XXH3_64bits_digest(xs));
 			else if (has_count && announced != n)
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
 						 "import: %llu records, the header announced %llu",
@@ -625,7 +608,7 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		}
 		if ((e = dnsnap_entry_validate(v, entry_len, &ed)) != DNSNAP_OK) {
 			char name[80];
-			key_name(k, key_len, name, sizeof name);
+			dnsnap__key_text(&key, name, sizeof name);
 			e = dnsnap__diag(r->d, e, (size_t)(at + 6 + key_len + ed.offset),
 					 "import: record %llu (%.40s): %.60s", (unsigned long long)n,
 					 name, ed.msg);

@@ -339,20 +339,6 @@ static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 	return DNSNAP_OK;
 }
 
-/* Name an entry as a tool user knows it: its query name and type. */
-static void entry_name(const dnsnap_key_t *k, char *out, size_t cap)
-{
-	size_t o = 0;
-	for (size_t i = 0; k->name[i] && o + k->name[i] + 2 < cap; i += 1 + k->name[i]) {
-		memcpy(out + o, k->name + i + 1, k->name[i]);
-		o += k->name[i];
-		out[o++] = '.';
-	}
-	if (o == 0)
-		out[o++] = '.';
-	snprintf(out + o, cap - o, " type %u", k->qtype);
-}
-
 int dnsnap_snapw_add(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
 {
@@ -366,12 +352,12 @@ int dnsnap_snapw_add(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", w->path,
 				    (unsigned long long)w->n, ed.msg);
 	if ((e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
-		entry_name(&k, kname, sizeof kname);
+		dnsnap__key_text(&k, kname, sizeof kname);
 		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
 				    w->path, (unsigned long long)w->n, kname, ed.offset, ed.msg);
 	}
 	if (w->n > 0 && dnsnap_key_cmp(w->prev, w->prev_len, key, key_len) >= 0) {
-		entry_name(&k, kname, sizeof kname);
+		dnsnap__key_text(&k, kname, sizeof kname);
 		return dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu (%s): keys must increase",
 				    w->path, (unsigned long long)w->n, kname);
 	}
@@ -957,7 +943,7 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_dia
 			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", s->path,
 				   (unsigned long long)n, ed.msg);
 		else if ((e = dnsnap_entry_validate(v.mv_data, v.mv_size, &ed)) != DNSNAP_OK) {
-			entry_name(&key, kname, sizeof kname);
+			dnsnap__key_text(&key, kname, sizeof kname);
 			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
 				   s->path, (unsigned long long)n, kname, ed.offset, ed.msg);
 		} else if (n > 0 && dnsnap_key_cmp(pk.mv_data, pk.mv_size, k.mv_data, k.mv_size) >= 0)

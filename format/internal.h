@@ -123,6 +123,10 @@ int dnsnap__diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
  */
 const char *dnsnap__schema(uint16_t type);
 
+/** A key as a tool user knows it, for messages: "www.example.com. type 1"
+ * (unprintable bytes as '?'; cut to fit @p cap, at least 16). */
+void dnsnap__key_text(const dnsnap_key_t *k, char *out, size_t cap);
+
 /*
  * Walk rdata against its type's rules: fixed sizes of A/AAAA, and for schema
  * types every field present, names valid and uncompressed, nothing left over.

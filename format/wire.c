@@ -262,3 +262,21 @@ int dnsnap__rdata_check(uint16_t type, const uint8_t *rdata, size_t len, size_t 
 	}
 	return i == len ? DNSNAP_OK : DNSNAP_ERDATA;
 }
+
+void dnsnap__key_text(const dnsnap_key_t *k, char *out, size_t cap)
+{
+	size_t o = 0;
+	if (cap < 16)
+		return;
+	for (size_t i = 0; i < k->name_len && k->name[i] != 0 && o + k->name[i] + 12 < cap;
+	     i += 1u + k->name[i]) {
+		for (size_t j = 1; j <= k->name[i]; j++) {
+			uint8_t c = k->name[i + j];
+			out[o++] = c > 0x20 && c < 0x7f ? (char)c : '?';
+		}
+		out[o++] = '.';
+	}
+	if (o == 0)
+		out[o++] = '.';
+	snprintf(out + o, cap - o, " type %u", k->qtype);
+}
