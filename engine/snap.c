@@ -174,19 +174,39 @@ static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
 	return 39 + (size_t)wl;
 }
 
-/* Append the trailer: Magic, 0, Data_Len, XXH3-64 of bytes [0, Data_Len). */
+/* Append the trailer: Magic, 0, Data_Len, XXH3-64 of bytes [0, Data_Len).
+ * The file is read in chunks, not mapped: the writer's memory stays small
+ * however large the snapshot (a map would count the whole file as resident). */
 static int write_trailer(int fd, dnsnap_diag_t *d, const char *tmp)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
 		return dnsnap__diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
 	uint64_t len = (uint64_t)st.st_size;
-	void *m = len ? mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0) : NULL;
-	if (len && m == MAP_FAILED)
-		return dnsnap__diag(d, -errno, 0, "%s: mmap: %s", tmp, strerror(errno));
-	uint64_t h = XXH3_64bits(m, len);
-	if (m)
-		munmap(m, len);
+	size_t cap = 1u << 20;
+	uint8_t *buf = dnsnap_malloc(cap);
+	XXH3_state_t *xs = XXH3_createState();
+	int err = DNSNAP_OK;
+	if (buf == NULL || xs == NULL)
+		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", tmp);
+	else
+		XXH3_64bits_reset(xs);
+	for (uint64_t off = 0; err == DNSNAP_OK && off < len;) {
+		size_t want = len - off < cap ? (size_t)(len - off) : cap;
+		ssize_t got = pread(fd, buf, want, (off_t)off);
+		if (got <= 0)
+			err = dnsnap__diag(d, got < 0 ? -errno : -EIO, 0, "%s: reading back: %s", tmp,
+					   strerror(got < 0 ? errno : EIO));
+		else {
+			XXH3_64bits_update(xs, buf, (size_t)got);
+			off += (uint64_t)got;
+		}
+	}
+	uint64_t h = err == DNSNAP_OK ? XXH3_64bits_digest(xs) : 0;
+	XXH3_freeState(xs);
+	dnsnap_free(buf);
+	if (err != DNSNAP_OK)
+		return err;
 	uint8_t t[TRAILER_LEN];
 	memcpy(t, trailer_magic, 4);
 	put32(t + 4, 0);
