@@ -41,6 +41,7 @@ UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install clean help
 .DEFAULT_GOAL := all
@@ -96,10 +97,11 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 	    -e '};/<!-- \/VECTORS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
-bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache $(BUILD)/bench_snap ## benchmarks (BENCH_ARGS=--json)
+bench: deps $(BENCH_BIN)                           ## benchmarks (BENCH_ARGS=--json)
 	$(BUILD)/bench_encode $(BENCH_ARGS)
 	$(BUILD)/bench_cache $(BENCH_ARGS)
 	$(BUILD)/bench_snap $(BENCH_ARGS)
+	$(BUILD)/bench_export $(BENCH_ARGS)
 
 install: all                                       ## library, headers and CLI under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
@@ -142,6 +144,11 @@ $(BUILD)/bench_cache: $(patsubst %.c,$(BUILD)/%.o,bench/bench_cache.c bench/befo
 $(BUILD)/bench_snap $(BUILD)/resolver_demo: $(BUILD)/%: $(BUILD)/bench/%.o $(BUILD)/bench/mix.o \
 					       $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -llmdb -ljemalloc -o $@
+
+# The export stream on both mixes, and the zstd dictionary evaluation (libzstd's ZDICT).
+$(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mix.c bench/realmix.c) \
+		       $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
