@@ -53,7 +53,8 @@
  *   compared (the figures are of streams that round-trip). Times are of one
  *   pass, for scale only.
  * The load average is printed at the end: other work on the machine shows in
- * the times (not in the sizes, which are deterministic for a seed).
+ * the times, not in the sizes, which are deterministic for a seed (to a byte or
+ * two: the stream header carries the snapshot's wall-clock Created_At).
  */
 #include <errno.h>
 #include <fcntl.h>
