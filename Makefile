@@ -43,6 +43,7 @@ UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install uninstall \
 	clean help
@@ -101,10 +102,11 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 	    -e '};/<!-- \/STREAMS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
-bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache $(BUILD)/bench_snap ## benchmarks (BENCH_ARGS=--json)
+bench: deps $(BENCH_BIN)                           ## benchmarks (BENCH_ARGS=--json)
 	$(BUILD)/bench_encode $(BENCH_ARGS)
 	$(BUILD)/bench_cache $(BENCH_ARGS)
 	$(BUILD)/bench_snap $(BENCH_ARGS)
+	$(BUILD)/bench_export $(BENCH_ARGS)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 install: all                                       ## library, headers, .pc, CLI, man page in PREFIX
@@ -158,6 +160,11 @@ $(BUILD)/bench_cache: $(patsubst %.c,$(BUILD)/%.o,bench/bench_cache.c bench/befo
 $(BUILD)/bench_snap $(BUILD)/resolver_demo: $(BUILD)/%: $(BUILD)/bench/%.o $(BUILD)/bench/mix.o \
 					       $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -llmdb -ljemalloc -o $@
+
+# The export stream on both mixes, and the zstd dictionary evaluation (libzstd's ZDICT).
+$(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mix.c bench/realmix.c) \
+		       $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
