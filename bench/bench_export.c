@@ -401,7 +401,7 @@ static void run_level(dnsnap_snap_t *s, const char *zpath, const char *ipath, in
 			die(zpath, -errno, NULL);
 		dnsnap_diag_t diag = {0};
 		uint64_t t0 = now_ns();
-		int rc = dnsnap_export_write(s, fd, level, 0, &diag);
+		int rc = dnsnap_export_write(s, fd, level, 0, NULL, &diag);
 		ex[k] = ms_since(t0);
 		if (rc != DNSNAP_OK)
 			die("dnsnap_export_write", rc, &diag);
@@ -417,7 +417,7 @@ static void run_level(dnsnap_snap_t *s, const char *zpath, const char *ipath, in
 			die(zpath, -errno, NULL);
 		dnsnap_diag_t diag = {0};
 		uint64_t t0 = now_ns();
-		int rc = dnsnap_import(fd, ipath, NOW, &diag);
+		int rc = dnsnap_import(fd, ipath, NOW, NULL, NULL, &diag);
 		im[k] = ms_since(t0);
 		close(fd);
 		if (rc != DNSNAP_OK)
