@@ -2,7 +2,7 @@
  * realmix.c: the realistic resolver-cache mix. See realmix.h.
  *
  * The generator:
- * - PRNG: xorshift64* seeded with splitmix64(seed + i * golden ratio), as in
+ * - PRNG: xorshift64* seeded with mix_splitmix64(seed + i * golden ratio), as in
  *   mix.c. The zone of group g = i / 4 has its own stream, seeded from
  *   (seed, g): every entry of the group rebuilds the same zone.
  * - Zones: 88% are sites, WORD WORD [N] . SUFFIX ("bluecloud.com",
@@ -30,6 +30,7 @@
  *   A (2/3) or AAAA (1/3).
  */
 #include "realmix.h"
+#include "mix.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -54,28 +55,10 @@ void realmix_init(uint64_t seed)
 	rm_seed = seed;
 }
 
-static uint64_t splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
 /* Uniform in [0, n), n small. */
 static unsigned below(uint64_t *s, unsigned n)
 {
-	return (unsigned)(((rnd(s) >> 32) * n) >> 32);
+	return (unsigned)(((mix_rand(s) >> 32) * n) >> 32);
 }
 
 /* A keyed bijection on 32 bits (lowbias32): tokens that do not look consecutive. */
@@ -302,7 +285,7 @@ typedef struct grp {
 
 static void group(size_t g, grp_t *z)
 {
-	uint64_t st = splitmix64(rm_seed ^ 0x67726f75706d6978ull ^
+	uint64_t st = mix_splitmix64(rm_seed ^ 0x67726f75706d6978ull ^
 				 (uint64_t)g * 0xd1b54a32d192ed03ull) | 1;
 	memset(z, 0, sizeof *z);
 	z->prov = below(&st, 100) < 12 ? (int)below(&st, NPROV) : -1;
@@ -337,17 +320,17 @@ static void group(size_t g, grp_t *z)
 	z->mx_kind = m < 40 ? MX_GOOGLE : m < 70 ? MX_MICROSOFT : m < 85 ? MX_SELF
 		     : m < 90 ? MX_MIMECAST : m < 95 ? MX_PROOFPOINT : MX_ZOHO;
 	for (int j = 0; j < 4; j++)
-		z->ns_num[j] = (unsigned)(rnd(&st) >> 40);
+		z->ns_num[j] = (unsigned)(mix_rand(&st) >> 40);
 	z->alg = below(&st, 100) < 70 ? 13 : 8;
-	z->zsk = (uint16_t)rnd(&st);
-	z->ksk = (uint16_t)rnd(&st);
-	z->ksk2 = (uint16_t)rnd(&st);
+	z->zsk = (uint16_t)mix_rand(&st);
+	z->ksk = (uint16_t)mix_rand(&st);
+	z->ksk2 = (uint16_t)mix_rand(&st);
 	z->serial = z->ns_kind == NS_ROUTE53 ? 1
 		    : z->ns_kind == NS_CLOUDFLARE ? 2300000000u + below(&st, 50000000)
 		    : (2019 + below(&st, 5)) * 1000000u + (1 + below(&st, 12)) * 10000u +
 		      (1 + below(&st, 28)) * 100u + below(&st, 10); /* YYYYMMDDnn */
 	z->proof_id = 100000 + below(&st, 900000);
-	z->sig_seed = rnd(&st);
+	z->sig_seed = mix_rand(&st);
 }
 
 /* ----------------------------------------------------------------- entries */
@@ -419,7 +402,7 @@ static void provider_name(const ent_t *e, nm_t *out)
 		/* d + 13 characters: the token in base 36, then characters derived from it */
 		char *p = lab;
 		*p++ = 'd';
-		uint64_t v = t, h = splitmix64(t);
+		uint64_t v = t, h = mix_splitmix64(t);
 		for (int j = 0; j < 7; j++, v /= 36)
 			*p++ = ALNUM_LC[v % 36];
 		for (int j = 0; j < 6; j++, h >>= 6)
@@ -470,7 +453,7 @@ static void gen(size_t i, ent_t *e)
 {
 	memset(e, 0, sizeof *e);
 	e->i = i;
-	e->st = splitmix64(rm_seed + (uint64_t)i * 0x9e3779b97f4a7c15ull) | 1;
+	e->st = mix_splitmix64(rm_seed + (uint64_t)i * 0x9e3779b97f4a7c15ull) | 1;
 	uint64_t *st = &e->st;
 	group(i / 4, &e->g);
 	e->slot = (unsigned)(i % 4);
@@ -484,7 +467,7 @@ static void gen(size_t i, ent_t *e)
 	while (u >= cut[k].upto)
 		k++;
 	e->kind = cut[k].kind;
-	e->sub = (unsigned)(rnd(st) >> 40);
+	e->sub = (unsigned)(mix_rand(st) >> 40);
 	if (e->g.prov >= 0) {
 		if (e->kind != REALMIX_A && e->kind != REALMIX_AAAA &&
 		    e->kind != REALMIX_NXDOMAIN && e->kind != REALMIX_NODATA)
@@ -492,7 +475,7 @@ static void gen(size_t i, ent_t *e)
 		provider_name(e, &e->q);
 		e->qtype = e->kind == REALMIX_AAAA ? T_AAAA : e->kind == REALMIX_NODATA
 			   ? (e->sub & 1 ? T_HTTPS : T_AAAA) : T_A;
-		e->id = (uint16_t)rnd(st);
+		e->id = (uint16_t)mix_rand(st);
 		return;
 	}
 	if (e->kind == REALMIX_NS && e->slot != 0)
@@ -584,7 +567,7 @@ static void gen(size_t i, ent_t *e)
 		e->qtype = T_DS;
 		break;
 	}
-	e->id = (uint16_t)rnd(st);
+	e->id = (uint16_t)mix_rand(st);
 }
 
 unsigned realmix_kind(size_t i)
@@ -777,7 +760,7 @@ static void rr_opt(msg_t *m, int do_bit)
 static void rand_bytes(uint64_t *st, uint8_t *p, size_t n)
 {
 	for (size_t j = 0; j < n; j += 8) {
-		uint64_t x = rnd(st);
+		uint64_t x = mix_rand(st);
 		memcpy(p + j, &x, n - j < 8 ? n - j : 8);
 	}
 }
@@ -1427,7 +1410,7 @@ static void build(ent_t *e, msg_t *m)
 				rr_end(m, at);
 				m->an++;
 			}
-			uint16_t tag = (uint16_t)splitmix64(rm_seed ^ z->sfx);
+			uint16_t tag = (uint16_t)mix_splitmix64(rm_seed ^ z->sfx);
 			rr_rrsig(m, e, &e->q, T_DS, 86400, suffixes[z->sfx].alg, tag, &tld);
 			m->an++;
 			break;
