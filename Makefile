@@ -11,8 +11,8 @@ CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
-LDLIBS_TEST = -lldns -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
-LDLIBS_CLI  = -lldns $(LDLIBS_LIB) $(JEMALLOC)
+LDLIBS_TEST = -lldns -lpcap -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
+LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
@@ -22,7 +22,7 @@ DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
-       libldns-dev libxxhash-dev clang libclang-rt-14-dev groff-base
+       libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -36,8 +36,9 @@ ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
-# Test helpers, and the CLI's printing code that the vector test shares.
-HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c
+# Test helpers, and the CLI code the tests share: the printer (vector test),
+# the capture decoder (capture test).
+HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c cli/capture.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
