@@ -70,7 +70,8 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 	$(BUILD)/resolver_demo start $(BUILD)/demo.snap
 
 test: deps                                         ## install, build, run every test
-	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/resolver_demo
+	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
+		$(BUILD)/resolver_demo
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
@@ -81,7 +82,7 @@ asan:                                              ## unit and CLI tests under A
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/resolver_demo
+		build-asan/mkcaptures build-asan/resolver_demo
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
 tsan:                                              ## the threaded tests under TSan
