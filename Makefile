@@ -177,4 +177,10 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -o $@
 
+# The capture decoder is CLI code over libpcap: no library, its own sources.
+$(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.h tests/helpers/guard.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icli -Wall -Wextra $(WERROR) $< cli/capture.c tests/helpers/guard.c \
+		-lpcap -o $@
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
