@@ -11,8 +11,8 @@ CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
-LDLIBS_TEST = -lldns -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
-LDLIBS_CLI  = -lldns $(LDLIBS_LIB) $(JEMALLOC)
+LDLIBS_TEST = -lldns -lpcap -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
+LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
@@ -22,7 +22,7 @@ DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
-       libldns-dev libxxhash-dev clang libclang-rt-14-dev groff-base
+       libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -36,8 +36,9 @@ ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
-# Test helpers, and the CLI's printing code that the vector test shares.
-HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c
+# Test helpers, and the CLI code the tests share: the printer (vector test),
+# the capture decoder (capture test).
+HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c cli/capture.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
@@ -69,7 +70,8 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 	$(BUILD)/resolver_demo start $(BUILD)/demo.snap
 
 test: deps                                         ## install, build, run every test
-	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/resolver_demo
+	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
+		$(BUILD)/resolver_demo
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
@@ -80,7 +82,7 @@ asan:                                              ## unit and CLI tests under A
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/resolver_demo
+		build-asan/mkcaptures build-asan/resolver_demo
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
 tsan:                                              ## the threaded tests under TSan
@@ -174,5 +176,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) $(ENGINE_SRC) \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -o $@
+
+# The capture decoder is CLI code over libpcap: no library, its own sources.
+$(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.h tests/helpers/guard.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icli -Wall -Wextra $(WERROR) $< cli/capture.c tests/helpers/guard.c \
+		-lpcap -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
