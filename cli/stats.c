@@ -359,8 +359,8 @@ static void print_stats(const st_t *s, const char *path, int json)
 		if (json) {
 			printf("%s{\"hits\":%lu,\"name\":", i ? "," : "", (unsigned long)s->top[i].hits);
 			json_str(stdout, nb);
-			printf(",\"type\":\"%s\",\"cd\":%d,\"tag\":\"%s\"}", tb,
-			       (k.flags & DNSNAP_KF_CD) != 0, t.len ? hex : "");
+			printf(",\"type\":\"%s\",\"cd\":%s,\"tag\":\"%s\"}", tb,
+			       (k.flags & DNSNAP_KF_CD) ? "true" : "false", t.len ? hex : "");
 		} else {
 			printf("  %10lu  %s %s%s%s%s\n", (unsigned long)s->top[i].hits, nb, tb,
 			       (k.flags & DNSNAP_KF_CD) ? " cd" : "", t.len ? " tag " : "",
