@@ -105,7 +105,18 @@ expect "dump --json" 0 "$bin" dump "$tmp/s.snap" --json --now $((T + 60)) &&
 expect "dump --zone example.com --type A" 0 "$bin" dump "$tmp/s.snap" --zone example.com \
 	--type A --json --now $((T + 60)) && same_as_expected "dump zone+type" dump-zone-a.json
 
+# tags: loads cache under no tag; an empty --tag means "no tag"
+expect "dump --tag '' (untagged)" 0 "$bin" dump "$tmp/s.snap" --tag '' --json --now $((T + 60)) &&
+	ok_if "dump --tag '': every entry" [ "$(wc -l < "$tmp/out")" -eq 9 ]
+expect "dump --tag 0a0b: none" 1 "$bin" dump "$tmp/s.snap" --tag 0a0b --now $((T + 60))
+expect "dump --tag: not hex" 2 "$bin" dump "$tmp/s.snap" --tag 0g && err_has "tag" "--tag: not hex"
+expect "get --tag 0a0b: a miss" 1 "$bin" get "$tmp/s.snap" www.example.com A --tag 0a0b --now $((T + 60))
+expect "get --class IN: a hit" 0 "$bin" get "$tmp/s.snap" www.example.com A --class IN --now $((T + 60))
+expect "get --class CH: a miss" 1 "$bin" get "$tmp/s.snap" www.example.com A --class CH --now $((T + 60))
+expect "get --class: unknown" 2 "$bin" get "$tmp/s.snap" www.example.com A --class NOSUCH
+
 # ---------------------------------------------------------------- purge
+expect "purge --tag 0a0b: nothing matched" 1 "$bin" purge "$tmp/s.snap" --tag 0a0b
 expect "purge: needs a filter" 2 "$bin" purge "$tmp/s.snap" && err_has "filter" "needs at least one"
 expect "purge: unknown type" 2 "$bin" purge "$tmp/s.snap" --type NOSUCH && err_has type "unknown type name"
 expect "purge: invalid name" 2 "$bin" purge "$tmp/s.snap" --name "a..b" && err_has name "not a valid domain name"
