@@ -71,6 +71,7 @@ uint32_t entry_expiry(const uint8_t *entry);
 typedef struct progress {
 	dnsnap_progress_t p;
 	const char *what;
+	const char *unit;        /* "entries" unless the caller says otherwise */
 	double t0;
 	int shown;
 } progress_t;

@@ -34,6 +34,8 @@ typedef struct load {
 	struct { const char *name; uint64_t n; } why[REASONS_MAX];
 	size_t nwhy;
 	int oom;
+	const dnsnap_progress_t *pr; /* messages read, on a terminal */
+	uint64_t seen;
 } load_t;
 
 static void count(load_t *l, const char *reason)
@@ -67,6 +69,8 @@ static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_i
 {
 	load_t *l = arg;
 	(void)info;
+	if (++l->seen % DNSNAP_PROGRESS_EVERY == 0 && l->pr != NULL)
+		l->pr->fn(l->pr->arg, l->seen, 0);
 	if ((msg[2] & 0x80) == 0) {
 		l->queries++; /* a query: nothing to cache */
 		return 0;
@@ -157,10 +161,16 @@ int cmd_load(int argc, char **argv)
 		rc = fail("load", NULL, "out of memory");
 		goto out;
 	}
+	progress_t pg;
+	l.pr = progress_start(&pg, "load");
+	pg.unit = "DNS messages";
 	for (int i = 0; i < ninputs && rc == 0; i++) {
 		capture_stats_t cs;
 		char err[512];
 		int r = capture_read(inputs[i], (uint16_t)port, on_message, &l, &cs, err, sizeof err);
+		if (l.pr != NULL && l.seen >= DNSNAP_PROGRESS_EVERY)
+			l.pr->fn(l.pr->arg, l.seen, 0);
+		progress_end(&pg);
 		if (r < 0 || l.oom) {
 			rc = fail("load", NULL, "%s; nothing was written", l.oom ? "out of memory" : err);
 			break;

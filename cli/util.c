@@ -170,7 +170,8 @@ static double seconds(void)
 
 const dnsnap_progress_t *progress_start(progress_t *pg, const char *what)
 {
-	*pg = (progress_t){ .p = { progress_report, pg }, .what = what, .t0 = seconds() };
+	*pg = (progress_t){ .p = { progress_report, pg }, .what = what, .unit = "entries",
+			    .t0 = seconds() };
 	return isatty(2) ? &pg->p : NULL;
 }
 
@@ -180,12 +181,12 @@ void progress_report(void *arg, uint64_t done, uint64_t total)
 	double t = seconds() - pg->t0;
 	double rate = t > 0 ? (double)done / t : 0;
 	if (total > 0)
-		fprintf(stderr, "\r%s: %llu of %llu entries (%.0f%%), %.0f/s\033[K", pg->what,
-			(unsigned long long)done, (unsigned long long)total,
+		fprintf(stderr, "\r%s: %llu of %llu %s (%.0f%%), %.0f/s\033[K", pg->what,
+			(unsigned long long)done, (unsigned long long)total, pg->unit,
 			100.0 * (double)done / (double)total, rate);
 	else
-		fprintf(stderr, "\r%s: %llu entries, %.0f/s\033[K", pg->what,
-			(unsigned long long)done, rate);
+		fprintf(stderr, "\r%s: %llu %s, %.0f/s\033[K", pg->what,
+			(unsigned long long)done, pg->unit, rate);
 	pg->shown = 1;
 }
 
