@@ -187,6 +187,16 @@ ok_if "TCP: a good query then 70,000 bytes of junk: answered first" \
 	[ "$(head -1 "$T/tcp" | cut -c1-8)" = d55d8180 ]
 r=$(tcp "$good")
 ok_if "TCP: answers a new connection after the junk" [ "$(echo "$r" | head -1 | cut -c1-8)" = d55d8180 ]
+r=$("$mkq" hold "$port" 130 --wait 300)
+k=${r#closed }
+k=${k%% of*}
+ok_if "TCP: 130 connections at once: the server closes those over 128 ($r)" \
+	[ "${k:-0}" -ge 2 -a "${k:-0}" -lt 130 ]
+i=0 # the server sees the 128 others close soon, not at once: poll
+while [ $i -lt 20 ] && [ "$(tcp --wait 100 "$good" | head -1 | cut -c1-8)" != d55d8180 ]; do
+	i=$((i + 1))
+done
+ok_if "TCP: answers again once they are closed" [ $i -lt 20 ]
 if [ $v6 -eq 1 ]; then
 	port6=$(sed -n 's/^dnsnap serve: listening on \[::1\]:\([0-9]*\) .*/\1/p' "$T/log")
 	r=$("$mkq" udp "$port6" --host ::1 "$good")
@@ -249,7 +259,7 @@ ok_if "SIGHUP with a bad file: the old snapshot still answers" [ "$(rcode_of "$r
 kill -USR1 "$pid"
 ok_if "SIGUSR1: counters on stderr" wait_log "dnsnap serve: counters: queries "
 line=$(grep "counters: queries" "$T/log" | tail -1)
-for c in "udp" "tcp" "hits" "misses" "formerr" "notimp" "badvers" "dropped" "truncated"; do
+for c in udp tcp hits misses formerr notimp badvers dropped truncated refused; do
 	n=$(printf '%s' "$line" | sed -n "s/.*[ (]$c \([0-9][0-9]*\).*/\1/p")
 	ok_if "counter $c: ${n:-missing}, more than 0" [ "${n:-0}" -gt 0 ]
 done

@@ -16,6 +16,9 @@
  *            "closed" when the server closed the connection, "open" otherwise
  *       raw: as tcp, but the HEX bytes are written as they are, unframed
  *   --junk N (tcp, raw) writes N bytes 0x41 after the messages, unframed.
+ *   mkquery hold PORT N [--host ADDR] [--wait MS]
+ *       open N TCP connections and keep them; print "closed K of N": how many
+ *       the server closed before MS passed with none closing
  *   A reply line is the reply in hex, or with --print the reply printed as
  *   dnsnap get prints one (WHEN is T). MS defaults to 1000 (a reply, once
  *   the server is up, takes well under a millisecond).
@@ -38,7 +41,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: mkquery hex NAME [TYPE] [--do] [--noedns] [--size N] [--id N]\n"
 			"       mkquery udp|tcp|raw PORT [--host ADDR] [--wait MS] [--print] "
-			"[--now T] [--junk N] HEX...\n");
+			"[--now T] [--junk N] HEX...\n"
+			"       mkquery hold PORT N [--host ADDR] [--wait MS]\n");
 	return 2;
 }
 
@@ -122,11 +126,45 @@ static int readable(int fd, int ms)
 	return poll(&p, 1, ms) > 0;
 }
 
+/* Open @p n connections; count those the server closes. */
+static int hold(const struct sockaddr_storage *ss, socklen_t sl, int n, int wait)
+{
+	if (n < 1 || n > 1000)
+		return usage();
+	struct pollfd *p = calloc((size_t)n, sizeof *p);
+	if (p == NULL)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		p[i].fd = socket(ss->ss_family, SOCK_STREAM, 0);
+		p[i].events = POLLIN;
+		if (p[i].fd < 0 || connect(p[i].fd, (const struct sockaddr *)ss, sl) != 0) {
+			fprintf(stderr, "mkquery: connection %d: %s\n", i, strerror(errno));
+			return 2;
+		}
+	}
+	int closed = 0;
+	while (poll(p, (nfds_t)n, wait) > 0) {
+		for (int i = 0; i < n; i++) {
+			char c;
+			if (p[i].revents && recv(p[i].fd, &c, 1, MSG_DONTWAIT) <= 0) {
+				closed++;
+				p[i].fd = -p[i].fd - 1; /* poll skips it; still to close */
+			}
+		}
+	}
+	printf("closed %d of %d\n", closed, n);
+	for (int i = 0; i < n; i++)
+		close(p[i].fd < 0 ? -p[i].fd - 1 : p[i].fd);
+	free(p);
+	return 0;
+}
+
 static int cmd_send(const char *mode, int argc, char **argv)
 {
 	const char *host = "127.0.0.1";
 	int wait = 1000, pretty = 0;
 	size_t junk = 0;
+	int nhold = -1;
 	unsigned long now = 0, port = 0;
 	uint8_t *msgs[256];
 	size_t lens[256];
@@ -142,6 +180,8 @@ static int cmd_send(const char *mode, int argc, char **argv)
 			now = strtoul(argv[++i], NULL, 10);
 		} else if (strcmp(argv[i], "--junk") == 0 && i + 1 < argc) {
 			junk = strtoul(argv[++i], NULL, 10);
+		} else if (strcmp(mode, "hold") == 0 && nhold < 0) {
+			nhold = atoi(argv[i]);
 		} else if (strcmp(argv[i], "--print") == 0) {
 			pretty = 1;
 		} else if (nmsg < 256) {
@@ -171,6 +211,8 @@ static int cmd_send(const char *mode, int argc, char **argv)
 	} else {
 		return usage();
 	}
+	if (strcmp(mode, "hold") == 0)
+		return hold(&ss, sl, nhold, wait);
 	int udp = strcmp(mode, "udp") == 0;
 	int fd = socket(ss.ss_family, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl) != 0) {
@@ -248,7 +290,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "hex") == 0)
 		return cmd_hex(argc - 2, argv + 2);
 	if (strcmp(argv[1], "udp") == 0 || strcmp(argv[1], "tcp") == 0 ||
-	    strcmp(argv[1], "raw") == 0)
+	    strcmp(argv[1], "raw") == 0 || strcmp(argv[1], "hold") == 0)
 		return cmd_send(argv[1], argc - 2, argv + 2);
 	return usage();
 }
