@@ -11,8 +11,8 @@ CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
-LDLIBS_TEST = -lldns -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
-LDLIBS_CLI  = -lldns $(LDLIBS_LIB) $(JEMALLOC)
+LDLIBS_TEST = -lldns -lpcap -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
+LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
@@ -22,7 +22,8 @@ DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
-       libldns-dev libxxhash-dev clang libclang-rt-14-dev groff-base bind9-dnsutils
+       libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
+       bind9-dnsutils
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -36,15 +37,16 @@ ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
-# Test helpers, and the CLI's code that tests share: printing (the vector test,
-# mkquery), serve's packet handler (test_serve).
-HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c \
+# Test helpers, and the CLI code the tests share: the printer (vector test,
+# mkquery), the capture decoder (capture test), serve's packet handler (serve test).
+HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c cli/capture.c \
 	     cli/serve_reply.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install uninstall \
 	clean help
@@ -70,8 +72,8 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 	$(BUILD)/resolver_demo start $(BUILD)/demo.snap
 
 test: deps                                         ## install, build, run every test
-	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkquery \
-		$(BUILD)/resolver_demo
+	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
+		$(BUILD)/mkquery $(BUILD)/resolver_demo
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
@@ -82,7 +84,7 @@ asan:                                              ## unit and CLI tests under A
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/mkquery build-asan/resolver_demo
+		build-asan/mkcaptures build-asan/mkquery build-asan/resolver_demo
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
 tsan:                                              ## the threaded tests under TSan
@@ -104,10 +106,11 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 	    -e '};/<!-- \/STREAMS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
-bench: deps $(BUILD)/bench_encode $(BUILD)/bench_cache $(BUILD)/bench_snap ## benchmarks (BENCH_ARGS=--json)
+bench: deps $(BENCH_BIN)                           ## benchmarks (BENCH_ARGS=--json)
 	$(BUILD)/bench_encode $(BENCH_ARGS)
 	$(BUILD)/bench_cache $(BENCH_ARGS)
 	$(BUILD)/bench_snap $(BENCH_ARGS)
+	$(BUILD)/bench_export $(BENCH_ARGS)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 install: all                                       ## library, headers, .pc, CLI, man page in PREFIX
@@ -162,16 +165,31 @@ $(BUILD)/bench_snap $(BUILD)/resolver_demo: $(BUILD)/%: $(BUILD)/bench/%.o $(BUI
 					       $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -llmdb -ljemalloc -o $@
 
-# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in (and
-# serve's packet handler, which has no sockets).
-FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Icli -Itests/helpers \
+# The export stream on both mixes, and the zstd dictionary evaluation (libzstd's ZDICT).
+$(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mix.c bench/realmix.c) \
+		       $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
+
+# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) cli/serve_reply.c cli/serve.h \
-		 $(wildcard format/*.h engine/*.h tests/helpers/*.[ch])
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) $(ENGINE_SRC) \
-		cli/serve_reply.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -o $@
+
+# The capture decoder is CLI code over libpcap: no library, its own sources.
+$(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.h tests/helpers/guard.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icli -Wall -Wextra $(WERROR) $< cli/capture.c tests/helpers/guard.c \
+		-lpcap -o $@
+
+# serve's packet handler (no sockets) over the library.
+$(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve_reply.c cli/serve.h tests/helpers/wb.c \
+			  $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< cli/serve_reply.c \
+		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

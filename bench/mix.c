@@ -3,7 +3,7 @@
  *
  * The generator, entry by entry:
  * - PRNG: xorshift64* (Marsaglia / Vigna), one state per entry, seeded with
- *   splitmix64(seed + i * golden ratio): entry i depends on (seed, i) only.
+ *   mix_splitmix64(seed + i * golden ratio): entry i depends on (seed, i) only.
  * - Query name: [prefix.] [extra.]{0,2} UNIQUE . SUFFIX
  *   - prefix: "www" 20%, "api" 5%, "cdn" 5%, none 70%;
  *   - labels before the suffix: 1 (65%), 2 (25%) or 3 (10%); the one next to
@@ -41,7 +41,7 @@ void mix_init(uint64_t seed)
 	mix_seed = seed;
 }
 
-static uint64_t splitmix64(uint64_t x)
+uint64_t mix_splitmix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -114,7 +114,7 @@ static void unique_label(size_t i, uint8_t *name, size_t *n)
 	for (unsigned j = 0; j < nd; j++, *n += 2) {
 		unsigned d = (unsigned)(v >> (6 * j)) & 63;
 		uint64_t higher = j + 1 < 11 ? v >> (6 * (j + 1)) : 0;
-		uint64_t h = splitmix64(mix_seed ^ (higher * 0x100000001b3ull) ^ ((uint64_t)nd << 56) ^
+		uint64_t h = mix_splitmix64(mix_seed ^ (higher * 0x100000001b3ull) ^ ((uint64_t)nd << 56) ^
 					((uint64_t)j << 48));
 		syllable(name + *n, (d + (unsigned)(h & 63)) & 63);
 	}
@@ -122,7 +122,7 @@ static void unique_label(size_t i, uint8_t *name, size_t *n)
 
 static void gen(size_t i, mix_entry_t *e)
 {
-	e->st = splitmix64(mix_seed + (uint64_t)i * 0x9e3779b97f4a7c15ull) | 1;
+	e->st = mix_splitmix64(mix_seed + (uint64_t)i * 0x9e3779b97f4a7c15ull) | 1;
 	uint64_t *st = &e->st;
 	size_t n = 0;
 	unsigned p = below(st, 100);

@@ -55,4 +55,7 @@ size_t mix_name(size_t i, uint8_t out[255]);
 /** The benchmark's PRNG (xorshift64*), for callers that need more draws. */
 uint64_t mix_rand(uint64_t *state);
 
+/** splitmix64: turns a seed (and an index) into a well-mixed PRNG state. */
+uint64_t mix_splitmix64(uint64_t x);
+
 #endif /* DNSNAP_BENCH_MIX_H */

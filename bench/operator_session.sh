@@ -24,12 +24,17 @@ zone=$(echo "$q" | sed 's/^[^.]*\.//')
 run "$bin" info "$dir/cache.snap"
 run "$bin" stats "$dir/cache.snap" --top 3
 run "$bin" verify "$dir/cache.snap"
+run "$bin" dump "$dir/cache.snap" --name "$q" --json
 run "$bin" get "$dir/cache.snap" "$q" A
 echo "\$ $bin dump $dir/cache.snap --zone $zone | head -8"
 "$bin" dump "$dir/cache.snap" --zone "$zone" | head -8
 run sh -c "'$bin' dump '$dir/cache.snap' --zone '$zone' --json | wc -l"
 run "$bin" purge "$dir/cache.snap" --type TXT
 run "$bin" purge "$dir/cache.snap" --expired
+if [ -x "$build/mkcaptures" ]; then
+	"$build/mkcaptures" "$dir/caps" > /dev/null
+	run "$bin" load "$dir/cache.snap" "$dir/caps/tcp.pcap" "$dir/caps/sll2.pcapng" "$dir/caps/malformed.pcap"
+fi
 run "$bin" export "$dir/cache.snap" -o "$dir/cache.dnsx"
 ls -l "$dir/cache.dnsx" | awk '{print "  stream: " $5 " bytes"}'
 run "$bin" import "$dir/cache.dnsx" -o "$dir/new.snap"

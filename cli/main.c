@@ -597,6 +597,8 @@ int main(int argc, char **argv)
 		return cmd_purge(argc - 1, argv + 1);
 	if (strcmp(cmd, "stats") == 0)
 		return cmd_stats(argc - 1, argv + 1);
+	if (strcmp(cmd, "load") == 0)
+		return cmd_load(argc - 1, argv + 1);
 	if (strcmp(cmd, "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)

@@ -122,7 +122,7 @@ static void tag_add(st_t *s, const uint8_t *tag, size_t len)
 	size_t m = s->nslots - 1, i = tag_hash(tag, len) & m;
 	for (; s->slot[i] != 0; i = (i + 1) & m) {
 		tagc_t *t = &s->tags[s->slot[i] - 1];
-		if (t->len == len && memcmp(t->tag, tag, len) == 0) {
+		if (t->len == len && (len == 0 || memcmp(t->tag, tag, len) == 0)) {
 			t->n++;
 			return;
 		}
@@ -155,7 +155,8 @@ static void tag_add(st_t *s, const uint8_t *tag, size_t len)
 	}
 	tagc_t *t = &s->tags[s->ntags++];
 	t->len = len;
-	memcpy(t->tag, tag, len);
+	if (len > 0) /* a key without a tag has tag NULL */
+		memcpy(t->tag, tag, len);
 	t->n = 1;
 	s->slot[i] = (uint32_t)s->ntags;
 }
@@ -354,13 +355,14 @@ static void print_stats(const st_t *s, const char *path, int json)
 		print_name(k.name, k.name_len, nb, sizeof nb);
 		print_type(tb, sizeof tb, k.qtype);
 		tagc_t t = { .len = k.tag_len };
-		memcpy(t.tag, k.tag, k.tag_len);
+		if (k.tag_len > 0)
+			memcpy(t.tag, k.tag, k.tag_len);
 		tag_hex(&t, hex);
 		if (json) {
 			printf("%s{\"hits\":%lu,\"name\":", i ? "," : "", (unsigned long)s->top[i].hits);
 			json_str(stdout, nb);
-			printf(",\"type\":\"%s\",\"cd\":%d,\"tag\":\"%s\"}", tb,
-			       (k.flags & DNSNAP_KF_CD) != 0, t.len ? hex : "");
+			printf(",\"type\":\"%s\",\"cd\":%s,\"tag\":\"%s\"}", tb,
+			       (k.flags & DNSNAP_KF_CD) ? "true" : "false", t.len ? hex : "");
 		} else {
 			printf("  %10lu  %s %s%s%s%s\n", (unsigned long)s->top[i].hits, nb, tb,
 			       (k.flags & DNSNAP_KF_CD) ? " cd" : "", t.len ? " tag " : "",
@@ -423,7 +425,8 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	qsort(s->tags, s->ntags, sizeof *s->tags, tag_cmp);
-	qsort(s->top, s->ntop, sizeof *s->top, top_cmp);
+	if (s->ntop > 0) /* --top 0: no heap at all */
+		qsort(s->top, s->ntop, sizeof *s->top, top_cmp);
 	print_stats(s, path, json);
 	rc = s->bad ? EXIT_USAGE : 0;
 out:

@@ -26,6 +26,7 @@
 #include "../format/internal.h"
 #include "alloc.h"
 #include "dnsnap.h"
+#include "record.h"
 
 static const uint8_t stream_magic[4] = { 0xd5, 'N', 'S', 'X' };
 
@@ -35,16 +36,6 @@ static const uint8_t stream_magic[4] = { 0xd5, 'N', 'S', 'X' };
 #define TLV_WRITER 2
 #define TLV_ENTRY_COUNT 3
 #define SECTION_KEY_LEN 0xffff
-
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> 8 * i); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
 /* ----------------------------------------------------------------- write */
 
@@ -170,12 +161,9 @@ static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	}
 	if (check_rec(w, key, key_len, entry, entry_len) != DNSNAP_OK)
 		return w->err;
-	uint8_t fr[6];
-	put16(fr, (uint16_t)key_len);
-	put32(fr + 2, (uint32_t)entry_len);
-	XXH3_64bits_update(w->xs, fr, 6);
-	XXH3_64bits_update(w->xs, key, key_len);
-	XXH3_64bits_update(w->xs, entry, entry_len);
+	uint8_t fr[DNSNAP_FRAME_LEN];
+	record_frame(fr, key_len, entry_len);
+	record_digest(w->xs, key, key_len, entry, entry_len);
 	if (wr_put(w, fr, 6) != DNSNAP_OK || wr_put(w, key, key_len) != DNSNAP_OK ||
 	    wr_put(w, entry, entry_len) != DNSNAP_OK)
 		return w->err;

@@ -39,6 +39,7 @@
 #include "alloc.h"
 #include "cache_internal.h"
 #include "dnsnap.h"
+#include "record.h"
 
 #define TRAILER_LEN 24
 #define META_KEY "meta"
@@ -64,16 +65,6 @@ struct dnsnap_snap {
 	char path[];
 };
 
-
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> 8 * i); }
-static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> 8 * i); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
 /* ----------------------------------------------------------------- write */
 
@@ -343,12 +334,7 @@ static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 		w->failed = 1;
 		return lmdb_err(d, w->tmp, "mdb_put", rc);
 	}
-	uint8_t fr[6];
-	put16(fr, (uint16_t)key_len);
-	put32(fr + 2, (uint32_t)entry_len);
-	XXH3_64bits_update(w->xs, fr, 6);
-	XXH3_64bits_update(w->xs, key, key_len);
-	XXH3_64bits_update(w->xs, entry, entry_len);
+	record_digest(w->xs, key, key_len, entry, entry_len);
 	memcpy(w->prev, key, key_len);
 	w->prev_len = key_len;
 	w->n++;
@@ -969,12 +955,7 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_dia
 		} else if (n > 0 && dnsnap_key_cmp(pk.mv_data, pk.mv_size, k.mv_data, k.mv_size) >= 0)
 			err = dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order", s->path,
 				   (unsigned long long)n);
-		uint8_t fr[6];
-		put16(fr, (uint16_t)k.mv_size);
-		put32(fr + 2, (uint32_t)v.mv_size);
-		XXH3_64bits_update(xs, fr, 6);
-		XXH3_64bits_update(xs, k.mv_data, k.mv_size);
-		XXH3_64bits_update(xs, v.mv_data, v.mv_size);
+		record_digest(xs, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
 		pk = k;
 		if (++n % DNSNAP_PROGRESS_EVERY == 0 && pr != NULL && pr->fn != NULL)
 			pr->fn(pr->arg, n, s->info.entry_count);

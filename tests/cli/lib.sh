@@ -36,3 +36,5 @@ ok_if() {
 	shift
 	if "$@"; then echo "ok - $n"; else echo "not ok - $n"; fails=$((fails + 1)); fi
 }
+# not COMMAND...: succeeds when COMMAND fails (for ok_if)
+not() { ! "$@"; }

@@ -1,0 +1,210 @@
+/*
+ * load.c: `dnsnap load SNAP INPUT...`: the DNS responses in captures and
+ * framed files (capture.h) cached as a resolver would cache them, merged
+ * with what SNAP already holds, published atomically.
+ *
+ * Every response is inserted under its question (the key of its QNAME,
+ * QTYPE, QCLASS and CD bit, no tag) at --now, through the same cache code a
+ * resolver embeds: the same TTL policy (defaults: capped at 1 day, negative
+ * answers at 3 hours), the same refusals. Later responses for a key replace
+ * earlier ones within a load. Then dnsnap_snap_merge(): a live entry of the
+ * old SNAP stays unless the load brought a newer one for its key.
+ *
+ * Unusable messages are counted by reason and reported on stderr; they never
+ * stop the load. An input that cannot be read at all stops it before
+ * anything is written (a mistyped file name must not publish half a load).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "capture.h"
+#include "cli.h"
+
+#define REASONS_MAX 32
+
+typedef struct load {
+	dnsnap_cache_t *c;
+	dnsnap_encoded_t *scratch;
+	uint32_t now;
+	uint64_t responses, used, queries;
+	struct { const char *name; uint64_t n; } why[REASONS_MAX];
+	size_t nwhy;
+	int oom;
+} load_t;
+
+static void count(load_t *l, const char *reason)
+{
+	for (size_t i = 0; i < l->nwhy; i++)
+		if (strcmp(l->why[i].name, reason) == 0) {
+			l->why[i].n++;
+			return;
+		}
+	if (l->nwhy < REASONS_MAX) {
+		l->why[l->nwhy].name = reason;
+		l->why[l->nwhy++].n = 1;
+	}
+}
+
+/* Why a response is not cacheable, in words an operator knows, from the
+ * header (dnsnap_msg_encode() would refuse it too, with one code for all). */
+static const char *header_refusal(const uint8_t *m)
+{
+	unsigned opcode = (m[2] >> 3) & 0xf, qd = (unsigned)(m[4] << 8 | m[5]);
+	if (opcode != 0)
+		return "opcode not QUERY";
+	if (m[2] & 0x02)
+		return "truncated (TC=1)";
+	if (qd != 1)
+		return "QDCOUNT not 1";
+	return NULL;
+}
+
+static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_info_t *info)
+{
+	load_t *l = arg;
+	(void)info;
+	if ((msg[2] & 0x80) == 0) {
+		l->queries++; /* a query: nothing to cache */
+		return 0;
+	}
+	l->responses++;
+	const char *why = header_refusal(msg);
+	if (why != NULL) {
+		count(l, why);
+		return 0;
+	}
+	dnsnap_diag_t d;
+	int err = dnsnap_cache_insert(l->c, msg, len, l->now, NULL, 0, l->scratch, &d);
+	if (err == DNSNAP_OK) {
+		l->used++;
+		return 0;
+	}
+	if (err == DNSNAP_ENOMEM) {
+		l->oom = 1;
+		return 1;
+	}
+	/* ENOTCACHE past the header checks: an extended RCODE, or no TTL left
+	 * after the policy; the rest are malformed messages */
+	count(l, err == DNSNAP_ENOTCACHE ? "not cacheable (extended RCODE or TTL 0)"
+					 : dnsnap_errname(err) ? dnsnap_errname(err) : "error");
+	return 0;
+}
+
+static void report_input(const char *path, const capture_stats_t *cs)
+{
+	fprintf(stderr, "dnsnap load: %s: ", path);
+	if (cs->packets)
+		fprintf(stderr, "%llu packets, ", (unsigned long long)cs->packets);
+	fprintf(stderr, "%llu DNS messages", (unsigned long long)cs->messages);
+	for (int r = 0; r < CAP_REASONS; r++)
+		if (cs->skipped[r])
+			fprintf(stderr, "; %llu %s", (unsigned long long)cs->skipped[r],
+				capture_reason_name(r));
+	fputc('\n', stderr);
+}
+
+int cmd_load(int argc, char **argv)
+{
+	const char *path = NULL;
+	const char *inputs[256];
+	int ninputs = 0;
+	unsigned long long now = (unsigned long long)time(NULL), port = 53;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
+			if (number("load", "--port", argv[++i], 65535, &port))
+				return EXIT_USAGE;
+			if (port == 0)
+				return fail("load", NULL, "--port: 0 is not a port");
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("load", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (argv[i][0] == '-' && argv[i][1] != 0) {
+			return fail("load", NULL, "unexpected argument: %s", argv[i]);
+		} else if (path == NULL) {
+			if (strcmp(argv[i], "-") == 0)
+				return fail("load", NULL, "the snapshot cannot be standard output");
+			path = argv[i];
+		} else if (ninputs < (int)(sizeof inputs / sizeof inputs[0])) {
+			inputs[ninputs++] = argv[i];
+		} else {
+			return fail("load", NULL, "at most %zu inputs at once",
+				    sizeof inputs / sizeof inputs[0]);
+		}
+	}
+	if (path == NULL || ninputs == 0)
+		return fail("load", NULL, "needs a snapshot and at least one input (- for stdin)");
+	int stdin_used = 0;
+	for (int i = 0; i < ninputs; i++)
+		if (strcmp(inputs[i], "-") == 0 && stdin_used++)
+			return fail("load", NULL, "standard input (-) given twice");
+
+	/* an existing SNAP is the base: it must be a snapshot (never overwrite
+	 * something else), and the merge keeps its live entries */
+	dnsnap_snap_t *base = NULL;
+	struct stat sb;
+	if (stat(path, &sb) == 0 && open_snap("load", path, &base))
+		return EXIT_USAGE;
+
+	load_t l = { .now = (uint32_t)now };
+	dnsnap_cache_opts_t o;
+	dnsnap_cache_opts_default(&o); /* a resolver's TTL policy, no size limit */
+	int rc = 0;
+	if (dnsnap_cache_new(&o, &l.c) != DNSNAP_OK || (l.scratch = malloc(sizeof *l.scratch)) == NULL) {
+		rc = fail("load", NULL, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ninputs && rc == 0; i++) {
+		capture_stats_t cs;
+		char err[512];
+		int r = capture_read(inputs[i], (uint16_t)port, on_message, &l, &cs, err, sizeof err);
+		if (r < 0 || l.oom) {
+			rc = fail("load", NULL, "%s; nothing was written", l.oom ? "out of memory" : err);
+			break;
+		}
+		report_input(inputs[i], &cs);
+		if (err[0])
+			fprintf(stderr, "dnsnap load: %s\n", err);
+	}
+	if (rc != 0)
+		goto out;
+	dnsnap_cache_stats_t cst;
+	dnsnap_cache_stats(l.c, &cst);
+	fprintf(stderr, "dnsnap load: %llu responses (%llu cached, %zu distinct questions), "
+		"%llu queries skipped", (unsigned long long)l.responses, (unsigned long long)l.used,
+		cst.entries, (unsigned long long)l.queries);
+	for (size_t i = 0; i < l.nwhy; i++)
+		fprintf(stderr, "; %llu %s", (unsigned long long)l.why[i].n, l.why[i].name);
+	fputc('\n', stderr);
+	if (l.used == 0) {
+		fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
+			base ? "the snapshot is unchanged" : "no snapshot written");
+		rc = EXIT_NONE;
+		goto out;
+	}
+	dnsnap_snap_write_stats_t st = { 0 };
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_merge(l.c, base, path, (uint32_t)now, &st, &d);
+	if (err != DNSNAP_OK) {
+		rc = fail("load", NULL, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
+									   : strerror(-err));
+		goto out;
+	}
+	if (st.base_bad)
+		fprintf(stderr, "dnsnap load: %s: %llu damaged entries of the old snapshot left out\n",
+			path, (unsigned long long)st.base_bad);
+	printf("%s: %llu entries: %llu loaded, %llu kept", path, (unsigned long long)st.entries,
+	       (unsigned long long)(st.entries - st.from_base), (unsigned long long)st.from_base);
+	if (base != NULL)
+		printf(" (%llu replaced, %llu expired dropped)", (unsigned long long)st.replaced,
+		       (unsigned long long)st.base_expired);
+	putchar('\n');
+out:
+	dnsnap_snap_close(base);
+	dnsnap_cache_free(l.c);
+	free(l.scratch);
+	return rc;
+}
