@@ -77,8 +77,9 @@ test: deps                                         ## install, build, run every 
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
-test-unit: all $(UNIT_BIN) $(BUILD)/mkquery $(BUILD)/resolver_demo ## the tests without fuzzing
+test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
+test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo # what the CLI tests run
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
