@@ -22,7 +22,8 @@ DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
-       libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base
+       libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
+       bind9-dnsutils
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -36,9 +37,10 @@ ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
-# Test helpers, and the CLI code the tests share: the printer (vector test),
-# the capture decoder (capture test).
-HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c cli/capture.c
+# Test helpers, and the CLI code the tests share: the printer (vector test,
+# mkquery), the capture decoder (capture test), serve's packet handler (serve test).
+HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c cli/capture.c \
+	     cli/serve_reply.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
@@ -71,18 +73,19 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 
 test: deps                                         ## install, build, run every test
 	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
-		$(BUILD)/resolver_demo
+		$(BUILD)/mkquery $(BUILD)/resolver_demo
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
+test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo # what the CLI tests run
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/mkcaptures build-asan/resolver_demo
+		build-asan/mkcaptures build-asan/mkquery build-asan/resolver_demo
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
 tsan:                                              ## the threaded tests under TSan
@@ -182,5 +185,12 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icli -Wall -Wextra $(WERROR) $< cli/capture.c tests/helpers/guard.c \
 		-lpcap -o $@
+
+# serve's packet handler (no sockets) over the library.
+$(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve_reply.c cli/serve.h tests/helpers/wb.c \
+			  $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< cli/serve_reply.c \
+		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -83,6 +83,7 @@ void progress_end(progress_t *pg);
 
 int cmd_stats(int argc, char **argv);
 int cmd_load(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 
 #endif

@@ -603,6 +603,7 @@ int main(int argc, char **argv)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "import") == 0)
 		return cmd_import(argc - 1, argv + 1);
+	if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
 	fprintf(stderr, "dnsnap: unknown command '%s' (dnsnap help lists them)\n", cmd);
 	return EXIT_USAGE;
 }

@@ -1,0 +1,63 @@
+/*
+ * serve.h: `dnsnap serve`, a cache-only DNS server. serve_reply.c turns one
+ * received message into its reply (no sockets, no allocation: the fuzz
+ * target and the unit test call it directly); serve.c is the command
+ * (sockets, threads, signals).
+ */
+#ifndef DNSNAP_CLI_SERVE_H
+#define DNSNAP_CLI_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dnsnap.h"
+
+/** The largest UDP reply: the DNS Flag Day 2020 size, the size we advertise
+ * in our OPT, and the default max-udp-size of BIND and Unbound. A client
+ * that offers more still gets at most this over UDP (then TC and TCP). */
+#define SERVE_UDP_MAX 1232
+
+/** The smallest @p cap serve_reply() takes: every error reply fits in it. */
+#define SERVE_REPLY_MIN 512
+
+/**
+ * The Extended DNS Error (RFC 8914) on a miss: INFO-CODE 20 "Not
+ * Authoritative" with EXTRA-TEXT "not in cache". The server answers for what
+ * it holds and nothing else, as an authoritative server does for its zones;
+ * 22 "No Reachable Authority" would tell a client that the name's servers
+ * are down, which nobody tried, and could make a forwarder mark them bad.
+ */
+#define SERVE_EDE_CODE 20
+#define SERVE_EDE_TEXT "not in cache"
+
+/** What serve_reply() made of a message (the counters of serve.c). */
+enum serve_outcome {
+	SERVE_DROP = 0,   /* no reply: shorter than a header, or a response (QR=1) */
+	SERVE_HIT,        /* the cached answer (TC set when it was cut) */
+	SERVE_MISS,       /* REFUSED, with EDE SERVE_EDE_CODE when the query had EDNS */
+	SERVE_FORMERR,    /* a malformed query */
+	SERVE_NOTIMP,     /* an OPCODE other than QUERY */
+	SERVE_BADVERS,    /* an EDNS VERSION other than 0 (RFC 6891 6.1.3) */
+	SERVE_SERVFAIL,   /* the cache failed (a damaged entry) */
+};
+
+/**
+ * The reply to the message @p msg received over UDP (@p tcp 0) or TCP, from
+ * @p c at time @p now, into @p out. Reads @p msg, writes @p out, nothing else.
+ *
+ * - Size: over UDP at most min(the client's EDNS size, 512 without EDNS;
+ *   SERVE_UDP_MAX; @p cap), cut at an RRset and TC set when over; over TCP
+ *   at most min(65535, @p cap).
+ * - Error replies: the query's ID, OPCODE, RD and CD, QR and RA set; the
+ *   question echoed when QDCOUNT is 1 and it parses; an OPT (our size 1232,
+ *   DO echoed) when the query's OPT follows the question and is whole,
+ *   except on FORMERR (the OPT may be what is malformed).
+ *
+ * @param cap  at least SERVE_REPLY_MIN
+ * @param[out] out_len  0 for SERVE_DROP
+ * @return an enum serve_outcome
+ */
+int serve_reply(dnsnap_cache_t *c, const uint8_t *msg, size_t len, int tcp, uint32_t now,
+		uint8_t *out, size_t cap, size_t *out_len);
+
+#endif

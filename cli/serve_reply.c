@@ -1,0 +1,175 @@
+/*
+ * serve_reply.c: one received message -> its reply (serve.h).
+ *
+ * A query that dnsnap_query_parse() accepts is answered by the cache (which
+ * falls through to the attached snapshot): a hit is the engine's answer, a
+ * miss is REFUSED. What it refuses is mapped by its error and offset
+ * (engine/answer.c, "Query parsing"):
+ *   ETRUNC at 0 (under 12 bytes)               -> dropped
+ *   ENOTCACHE at 2: QR=1 (a response)          -> dropped: answering
+ *                                                 responses makes loops
+ *   ENOTCACHE at 2: OPCODE other than QUERY    -> NOTIMP
+ *   ENOTCACHE at 4, 6, 8: QDCOUNT != 1,
+ *     ANCOUNT or NSCOUNT != 0                  -> FORMERR
+ *   ENOTCACHE at the OPT's VERSION byte        -> BADVERS (RFC 6891 6.1.3)
+ *   EOPT, ETRUNC, ELABEL, ENAME, EPOINTER      -> FORMERR
+ *   anything else (ETOOBIG needs a tag; we
+ *     pass none)                               -> SERVFAIL
+ * An answer that fails (ERDATA: an entry the validator let through but the
+ * builder cannot lay out; ENOSPC cannot happen with cap >= 512) is SERVFAIL.
+ *
+ * Error replies are built here from what can be read of the query (probe()),
+ * which is less than dnsnap_query_parse() demands: the header, the question
+ * when QDCOUNT is 1, and an OPT right after the question. An OPT elsewhere
+ * (after answer or authority records, as in UPDATE) is not looked for: those
+ * replies go without one.
+ */
+#include <string.h>
+
+#include "serve.h"
+
+#define HDR_LEN 12
+#define F_QR 0x8000u
+#define F_OPCODE 0x7800u
+#define F_RD 0x0100u
+#define F_RA 0x0080u
+#define F_CD 0x0010u
+#define TYPE_OPT 41
+#define OPT_EDE 15             /* RFC 8914 */
+#define OUR_UDP_SIZE 1232      /* as the engine's default our_udp_size */
+
+#define RCODE_FORMERR 1
+#define RCODE_SERVFAIL 2
+#define RCODE_NOTIMP 4
+#define RCODE_REFUSED 5
+#define RCODE_BADVERS 16       /* extended: 4 bits in the header, 8 in the OPT */
+
+static inline uint16_t ld16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline void st16(uint8_t *p, unsigned v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+
+/* What an error reply echoes of a query. */
+struct probe {
+	size_t qend;             /* end of the question, 0: none to echo */
+	int edns;                /* a whole OPT right after the question */
+	uint8_t version;
+	int do_bit;
+};
+
+static void probe(const uint8_t *m, size_t len, struct probe *p)
+{
+	memset(p, 0, sizeof *p);
+	if (ld16(m + 4) != 1)
+		return;
+	size_t i = HDR_LEN;
+	for (;;) { /* plain labels only: a query's name has nothing to point back to */
+		if (i >= len || (m[i] & 0xc0) != 0)
+			return;
+		if (m[i] == 0)
+			break;
+		i += 1 + (size_t)m[i];
+		if (i - HDR_LEN + 1 > DNSNAP_NAME_MAX)
+			return;
+	}
+	if (len - i < 5)
+		return;
+	p->qend = i + 5;
+	size_t o = p->qend;
+	if (ld16(m + 6) != 0 || ld16(m + 8) != 0 || ld16(m + 10) == 0 || len - o < 11 ||
+	    m[o] != 0 || ld16(m + o + 1) != TYPE_OPT || len - o - 11 < ld16(m + o + 9))
+		return;
+	p->edns = 1;
+	p->version = m[o + 6];
+	p->do_bit = (m[o + 7] & 0x80) != 0;
+}
+
+/*
+ * An error reply: the header, the question when p->qend, an OPT when
+ * @p opt, with the EDE option when @p ede. Fits in SERVE_REPLY_MIN: 12 +
+ * 259 (name and type, class) + 11 (OPT) + 4 + 2 + 12 (EDE) = 300.
+ */
+static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcode, int opt,
+			  int ede, uint8_t *out)
+{
+	unsigned qflags = ld16(m + 2);
+	st16(out, ld16(m));
+	st16(out + 2, F_QR | (qflags & (F_OPCODE | F_RD | F_CD)) | F_RA | (rcode & 15));
+	st16(out + 4, p->qend ? 1 : 0);
+	st16(out + 6, 0);
+	st16(out + 8, 0);
+	st16(out + 10, opt ? 1 : 0);
+	size_t n = HDR_LEN;
+	if (p->qend) {
+		memcpy(out + n, m + HDR_LEN, p->qend - HDR_LEN);
+		n = p->qend;
+	}
+	if (opt) {
+		static const char text[] = SERVE_EDE_TEXT;
+		size_t tl = sizeof text - 1, rdlen = ede ? 4 + 2 + tl : 0;
+		out[n] = 0; /* the root */
+		st16(out + n + 1, TYPE_OPT);
+		st16(out + n + 3, OUR_UDP_SIZE);
+		out[n + 5] = (uint8_t)(rcode >> 4); /* EXTENDED-RCODE */
+		out[n + 6] = 0;                     /* VERSION: the one we do */
+		st16(out + n + 7, p->do_bit ? 0x8000 : 0);
+		st16(out + n + 9, (unsigned)rdlen);
+		n += 11;
+		if (ede) {
+			st16(out + n, OPT_EDE);
+			st16(out + n + 2, (unsigned)(2 + tl));
+			st16(out + n + 4, SERVE_EDE_CODE);
+			memcpy(out + n + 6, text, tl);
+			n += 6 + tl;
+		}
+	}
+	return n;
+}
+
+int serve_reply(dnsnap_cache_t *c, const uint8_t *msg, size_t len, int tcp, uint32_t now,
+		uint8_t *out, size_t cap, size_t *out_len)
+{
+	*out_len = 0;
+	if (len < HDR_LEN || (msg[2] & 0x80) || cap < SERVE_REPLY_MIN)
+		return SERVE_DROP;
+	dnsnap_query_t q;
+	dnsnap_diag_t d;
+	struct probe p;
+	int err = dnsnap_query_parse(msg, len, NULL, 0, &q, &d);
+	if (err == DNSNAP_OK) {
+		size_t limit = tcp ? 65535 : q.udp_size < SERVE_UDP_MAX ? q.udp_size : SERVE_UDP_MAX;
+		if (limit > cap)
+			limit = cap;
+		err = dnsnap_cache_answer(c, &q, now, (uint16_t)limit, out, cap, out_len);
+		if (err == DNSNAP_OK)
+			return SERVE_HIT;
+		*out_len = 0;
+		/* the question parsed, so the probe finds it; and the OPT, if any */
+		probe(msg, len, &p);
+		if (err == DNSNAP_ENOTFOUND) {
+			*out_len = error_reply(msg, &p, RCODE_REFUSED, q.edns, q.edns, out);
+			return SERVE_MISS;
+		}
+		*out_len = error_reply(msg, &p, RCODE_SERVFAIL, q.edns, 0, out);
+		return SERVE_SERVFAIL;
+	}
+	probe(msg, len, &p);
+	switch (err) {
+	case DNSNAP_ENOTCACHE:
+		if (d.offset == 2) {
+			*out_len = error_reply(msg, &p, RCODE_NOTIMP, p.edns, 0, out);
+			return SERVE_NOTIMP;
+		}
+		if (d.offset > 10 && p.edns && p.version != 0) {
+			*out_len = error_reply(msg, &p, RCODE_BADVERS, 1, 0, out);
+			return SERVE_BADVERS;
+		}
+		break; /* the counts: FORMERR */
+	case DNSNAP_ETRUNC: case DNSNAP_ELABEL: case DNSNAP_ENAME: case DNSNAP_EPOINTER:
+	case DNSNAP_EOPT:
+		break;
+	default:
+		*out_len = error_reply(msg, &p, RCODE_SERVFAIL, p.edns, 0, out);
+		return SERVE_SERVFAIL;
+	}
+	*out_len = error_reply(msg, &p, RCODE_FORMERR, 0, 0, out);
+	return SERVE_FORMERR;
+}
