@@ -22,7 +22,8 @@ DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
-       libldns-dev libxxhash-dev clang libclang-rt-14-dev groff-base
+       libldns-dev libxxhash-dev clang libclang-rt-14-dev groff-base \
+       unbound nsd bind9-dnsutils
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -36,16 +37,17 @@ ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
-# Test helpers, and the CLI's printing code that the vector test shares.
-HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c
+# Test helpers, and the CLI code the tests share: printing (vectors), Unbound's text.
+HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c \
+             cli/unbound.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 
-.PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install uninstall \
-	clean help
+.PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench install \
+	uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -74,6 +76,13 @@ test: deps                                         ## install, build, run every 
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
+
+test-e2e: deps all $(BUILD)/mkunboundsnap          ## against real servers (unbound, nsd) on loopback
+	@pass=0; fail=0; skip=0; for t in tests/e2e/*.sh; do \
+		sh $$t $(BUILD); rc=$$?; \
+		case $$rc in 0) pass=$$((pass + 1));; 77) skip=$$((skip + 1));; \
+		*) fail=$$((fail + 1)); echo "FAILED: $$t (exit $$rc)";; esac; \
+	done; echo "$$pass passed, $$fail failed, $$skip skipped"; [ $$fail -eq 0 ]
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
@@ -159,13 +168,16 @@ $(BUILD)/bench_snap $(BUILD)/resolver_demo: $(BUILD)/%: $(BUILD)/bench/%.o $(BUI
 					       $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -llmdb -ljemalloc -o $@
 
-# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
+# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library and the CLI's dump reader
+# (cli/unbound.c, which parses with ldns) compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h tests/helpers/*.[ch])
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) cli/unbound.c \
+		 $(wildcard format/*.h engine/*.h cli/unbound.h tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) $(ENGINE_SRC) \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) \
+		$(ENGINE_SRC) cli/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
-		-llmdb -lxxhash -lzstd -o $@
+		-llmdb -lxxhash -lzstd -lldns -o $@
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
