@@ -23,7 +23,7 @@ DEMO_ENTRIES ?= 200000
 # Debian packages this project needs (make deps installs the missing ones).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
-       bind9-dnsutils
+       unbound nsd bind9-dnsutils
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -38,9 +38,10 @@ LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, and the CLI code the tests share: the printer (vector test,
-# mkquery), the capture decoder (capture test), serve's packet handler (serve test).
+# mkquery), the capture decoder (capture test), serve's packet handler (serve
+# test), Unbound's cache text (unbound test).
 HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c cli/capture.c \
-	     cli/serve_reply.c
+	     cli/serve_reply.c cli/unbound.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
@@ -48,8 +49,8 @@ FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
-.PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install uninstall \
-	clean help
+.PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench install \
+	uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -80,6 +81,13 @@ test: deps                                         ## install, build, run every 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo # what the CLI tests run
+
+test-e2e: deps all $(BUILD)/mkunboundsnap          ## against real servers (unbound, nsd) on loopback
+	@pass=0; fail=0; skip=0; for t in tests/e2e/*.sh; do \
+		sh $$t $(BUILD); rc=$$?; \
+		case $$rc in 0) pass=$$((pass + 1));; 77) skip=$$((skip + 1));; \
+		*) fail=$$((fail + 1)); echo "FAILED: $$t (exit $$rc)";; esac; \
+	done; echo "$$pass passed, $$fail failed, $$skip skipped"; [ $$fail -eq 0 ]
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
@@ -171,14 +179,17 @@ $(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mi
 		       $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
 
-# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
+# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library and the CLI's dump reader
+# (cli/unbound.c, which parses with ldns) compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h tests/helpers/*.[ch])
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) cli/unbound.c \
+		 $(wildcard format/*.h engine/*.h cli/unbound.h tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) $(ENGINE_SRC) \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) \
+		$(ENGINE_SRC) cli/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
-		-llmdb -lxxhash -lzstd -o $@
+		-llmdb -lxxhash -lzstd -lldns -o $@
 
 # The capture decoder is CLI code over libpcap: no library, its own sources.
 $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.h tests/helpers/guard.c

@@ -164,8 +164,10 @@ static const struct help helps[] = {
 "\n"
 "Build snapshot SNAP, or extend an existing one, from the DNS responses in each\n"
 "INPUT: a pcap or pcapng capture (messages over UDP and TCP on port 53, or\n"
-"--port), or a file of TCP-framed messages (a 2-byte big-endian length, then\n"
-"the message, repeated); - is standard input. Queries in captures are skipped.\n"
+"--port), a file of TCP-framed messages (a 2-byte big-endian length, then the\n"
+"message, repeated), or the text of `unbound-control dump_cache' (told by its\n"
+"first line; each cached message is rebuilt from its RRsets as Unbound would\n"
+"answer it); - is standard input. Queries in captures are skipped.\n"
 "Each response is cached under its question as a resolver would, at time T.\n"
 "The entries of SNAP live at T stay, unless a loaded response for the same key\n"
 "is newer (a later Inception). Unusable messages are counted by reason and\n"
@@ -181,7 +183,8 @@ static const struct help helps[] = {
 "\n"
 "Examples:\n"
 "  dnsnap load cache.snap monday.pcap tuesday.pcapng\n"
-"  dnsnap load cache.snap --port 5353 --now 1700000000 - < framed.bin\n" },
+"  dnsnap load cache.snap --port 5353 --now 1700000000 - < framed.bin\n"
+"  unbound-control dump_cache | dnsnap load cache.snap -\n" },
 
 { "purge", "remove the entries matching filters, publish the rest",
 "usage: dnsnap purge SNAP [--name NAME | --zone ZONE] [--type TYPE] [--tag HEX]\n"
@@ -207,14 +210,22 @@ static const struct help helps[] = {
 "  dnsnap purge cache.snap --zone example.com --dry-run\n"
 "  dnsnap purge cache.snap --name www.example.com --type AAAA\n" },
 
-{ "export", "the portable zstd-compressed export stream",
+{ "export", "the portable zstd-compressed export stream, or Unbound's text",
 "usage: dnsnap export SNAP -o OUT|- [--top N] [--level L]\n"
+"       dnsnap export SNAP -o OUT|- --format unbound [--now T]\n"
 "\n"
 "Write the entries of snapshot SNAP, hit counts included, as the portable\n"
 "export stream: zstd-compressed with a content checksum, independent of page\n"
 "size and byte order, written in constant memory. Every key and entry is\n"
-"checked before it is written. dnsnap import reads the stream; on error a\n"
-"partly written OUT is removed.\n"
+"checked before it is written. dnsnap import reads the stream. OUT is written\n"
+"beside itself (OUT.tmp.PID) and renamed when whole: on error an existing OUT\n"
+"is untouched and nothing is left behind.\n"
+"\n"
+"With --format unbound, write the entries live at T as the text that\n"
+"`unbound-control load_cache' reads: each entry a message, its records\n"
+"RRsets (each written once, however many messages share it), TTLs the time\n"
+"left at T. Entries cached for CD queries or under a tag are left out; what\n"
+"was written and left out is reported on standard error.\n"
 "\n"
 "Options:\n"
 "  -o OUT      write to OUT (created mode 0600), or - for standard output;\n"
@@ -222,10 +233,13 @@ static const struct help helps[] = {
 "  --top N     keep only the N most-hit entries, still in key order; memory\n"
 "              grows with N (default: every entry)\n"
 "  --level L   the zstd compression level, 1 to 19 (default: 3)\n"
+"  --format F  dnsnap (the export stream, default) or unbound\n"
+"  --now T     --format unbound: the Unix time TTLs count from (default: now)\n"
 "\n"
 "Examples:\n"
 "  dnsnap export cache.snap -o cache.dnsx\n"
-"  dnsnap export cache.snap -o - | ssh standby dnsnap import - -o cache.snap\n" },
+"  dnsnap export cache.snap -o - | ssh standby dnsnap import - -o cache.snap\n"
+"  dnsnap export cache.snap --format unbound -o - | unbound-control load_cache\n" },
 
 { "import", "check an export stream whole, then publish it as a snapshot",
 "usage: dnsnap import IN|- -o SNAP [--now T]\n"

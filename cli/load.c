@@ -1,7 +1,8 @@
 /*
  * load.c: `dnsnap load SNAP INPUT...`: the DNS responses in captures and
- * framed files (capture.h) cached as a resolver would cache them, merged
- * with what SNAP already holds, published atomically.
+ * framed files (capture.h), and the messages of Unbound's dump_cache text
+ * (unbound.h, told by its first line), cached as a resolver would cache
+ * them, merged with what SNAP already holds, published atomically.
  *
  * Every response is inserted under its question (the key of its QNAME,
  * QTYPE, QCLASS and CD bit, no tag) at --now, through the same cache code a
@@ -23,6 +24,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "unbound.h"
 
 #define REASONS_MAX 32
 
@@ -98,6 +100,61 @@ static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_i
 	return 0;
 }
 
+static int on_unbound(void *arg, const uint8_t *msg, size_t len)
+{
+	return on_message(arg, msg, len, NULL);
+}
+
+static void report_unbound(const char *path, const unbound_stats_t *us)
+{
+	fprintf(stderr, "dnsnap load: %s: Unbound cache dump: %llu lines, %llu RRsets, %llu "
+		"messages, %llu responses rebuilt", path, (unsigned long long)us->lines,
+		(unsigned long long)us->rrsets, (unsigned long long)us->messages,
+		(unsigned long long)us->responses);
+	for (int r = 0; r < UB_REASONS; r++)
+		if (us->skipped[r])
+			fprintf(stderr, "; %llu %s", (unsigned long long)us->skipped[r],
+				unbound_reason_name(r));
+	fputc('\n', stderr);
+}
+
+/*
+ * Open an input and tell its kind from its first line. Standard input is
+ * copied to a temporary file first (it cannot be rewound; a capture or dump
+ * fits on the disk it came from): both readers then start at its beginning.
+ */
+static FILE *open_input(const char *path, int *is_dump, char *err, size_t errcap)
+{
+	FILE *f;
+	if (strcmp(path, "-") == 0) {
+		f = tmpfile();
+		char buf[65536];
+		size_t n;
+		while (f != NULL && (n = fread(buf, 1, sizeof buf, stdin)) > 0)
+			if (fwrite(buf, 1, n, f) != n) {
+				fclose(f);
+				f = NULL;
+			}
+		if (f != NULL && ferror(stdin)) {
+			fclose(f);
+			f = NULL;
+		}
+	} else {
+		f = fopen(path, "rb");
+	}
+	if (f == NULL) {
+		snprintf(err, errcap, "%s: %s", strcmp(path, "-") ? path : "standard input",
+			 strerror(errno));
+		return NULL;
+	}
+	rewind(f);
+	uint8_t head[32];
+	size_t n = fread(head, 1, sizeof head, f);
+	*is_dump = unbound_is_dump(head, n);
+	rewind(f);
+	return f;
+}
+
 static void report_input(const char *path, const capture_stats_t *cs)
 {
 	fprintf(stderr, "dnsnap load: %s: ", path);
@@ -166,8 +223,18 @@ int cmd_load(int argc, char **argv)
 	pg.unit = "DNS messages";
 	for (int i = 0; i < ninputs && rc == 0; i++) {
 		capture_stats_t cs;
+		unbound_stats_t us;
 		char err[512];
-		int r = capture_read(inputs[i], (uint16_t)port, on_message, &l, &cs, err, sizeof err);
+		const char *name = strcmp(inputs[i], "-") ? inputs[i] : "standard input";
+		int is_dump = 0, r = -1;
+		FILE *f = open_input(inputs[i], &is_dump, err, sizeof err);
+		if (f != NULL && is_dump)
+			r = unbound_read_stream(f, name, on_unbound, &l, &us, err, sizeof err);
+		else if (f != NULL)
+			r = capture_read_stream(f, name, (uint16_t)port, on_message, &l, &cs, err,
+						sizeof err);
+		if (f != NULL)
+			fclose(f);
 		if (l.pr != NULL && l.seen >= DNSNAP_PROGRESS_EVERY)
 			l.pr->fn(l.pr->arg, l.seen, 0);
 		progress_end(&pg);
@@ -175,7 +242,10 @@ int cmd_load(int argc, char **argv)
 			rc = fail("load", NULL, "%s; nothing was written", l.oom ? "out of memory" : err);
 			break;
 		}
-		report_input(inputs[i], &cs);
+		if (is_dump)
+			report_unbound(inputs[i], &us);
+		else
+			report_input(inputs[i], &cs);
 		if (err[0])
 			fprintf(stderr, "dnsnap load: %s\n", err);
 	}

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "help.h"
 #include "print.h"
+#include "unbound.h"
 
 static int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc)
 {
@@ -475,19 +476,31 @@ static int cmd_purge(int argc, char **argv)
 	return matched ? 0 : EXIT_NONE;
 }
 
+/*
+ * export: the portable stream (or, --format unbound, load_cache text) to -o
+ * OUT, written beside it (OUT.tmp.PID) and renamed over it when whole: an
+ * existing OUT is never left half-overwritten.
+ */
 static int cmd_export(int argc, char **argv)
 {
-	const char *path = NULL, *out = NULL;
-	unsigned long long top = 0, level = 0;
+	const char *path = NULL, *out = NULL, *format = "dnsnap";
+	unsigned long long top = 0, level = 0, now = (unsigned long long)time(NULL);
+	int has_now = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
 			out = argv[++i];
+		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			format = argv[++i];
 		else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
 			if (number("export", "--top", argv[++i], UINT64_MAX, &top))
 				return EXIT_USAGE;
 		} else if (strcmp(argv[i], "--level") == 0 && i + 1 < argc) {
 			if (number("export", "--level", argv[++i], 19, &level))
 				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("export", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+			has_now = 1;
 		} else if (path == NULL && argv[i][0] != '-')
 			path = argv[i];
 		else
@@ -495,26 +508,58 @@ static int cmd_export(int argc, char **argv)
 	}
 	if (path == NULL || out == NULL)
 		return fail("export", NULL, "needs a snapshot and -o OUT (- for stdout)");
+	int unbound = strcmp(format, "unbound") == 0;
+	if (!unbound && strcmp(format, "dnsnap") != 0)
+		return fail("export", NULL, "--format: dnsnap or unbound, not %s", format);
+	if (unbound && (top || level))
+		return fail("export", NULL, "--top and --level are for the dnsnap format");
+	if (!unbound && has_now)
+		return fail("export", NULL, "--now is for --format unbound (the stream keeps "
+			    "Inception and Expiry as they are)");
 	dnsnap_snap_t *s;
 	if (open_snap("export", path, &s))
 		return EXIT_USAGE;
-	int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	char tmp[4096];
+	int to_stdout = strcmp(out, "-") == 0;
+	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+	int fd = to_stdout ? 1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0) {
 		dnsnap_snap_close(s);
 		return fail("export", out, "%s", strerror(errno));
 	}
 	dnsnap_diag_t d = { 0 };
-	progress_t pg;
-	int err = dnsnap_export_write(s, fd, (int)level, top, progress_start(&pg, "export"), &d);
-	progress_end(&pg);
+	int err;
+	if (unbound) {
+		FILE *f = to_stdout ? stdout : fdopen(fd, "w");
+		unbound_export_stats_t st = { 0 };
+		err = f == NULL ? -errno : unbound_export(s, f, (uint32_t)now, &st, &d);
+		if (f != NULL && (to_stdout ? fflush(f) : fclose(f)) != 0 && err == DNSNAP_OK)
+			err = -errno;
+		if (f != NULL)
+			fd = 1; /* closed with f */
+		if (err == DNSNAP_OK)
+			fprintf(stderr, "dnsnap export: %s: %llu messages, %llu RRsets (%llu shared); "
+				"left out: %llu expired, %llu CD, %llu tagged, %llu bad, %llu "
+				"unprintable\n", out, (unsigned long long)st.messages,
+				(unsigned long long)st.rrsets, (unsigned long long)st.shared,
+				(unsigned long long)st.expired, (unsigned long long)st.cd,
+				(unsigned long long)st.tagged, (unsigned long long)st.bad,
+				(unsigned long long)st.unprintable);
+	} else {
+		progress_t pg;
+		err = dnsnap_export_write(s, fd, (int)level, top, progress_start(&pg, "export"), &d);
+		progress_end(&pg);
+	}
 	dnsnap_snap_close(s);
 	if (fd != 1 && close(fd) != 0 && err == DNSNAP_OK)
 		err = -errno;
+	if (err == DNSNAP_OK && !to_stdout && rename(tmp, out) != 0)
+		err = -errno;
 	if (err != DNSNAP_OK) {
-		if (fd != 1)
-			unlink(out); /* never leave half a stream behind */
-		return fail("export", out, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
-									    : strerror(-err));
+		if (!to_stdout)
+			unlink(tmp); /* never leave half a stream behind */
+		return fail("export", out, "%s (%s)", d.msg[0] ? d.msg : strerror(-err),
+			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err));
 	}
 	return 0;
 }

@@ -41,10 +41,15 @@ if [ "$runs" -gt 0 ]; then
 		# about 100x slower a run than the in-memory decoders, so a tenth
 		n=$runs
 		[ "$(basename "$f")" = fuzz_import ] && n=$((runs / 10))
+		# fuzz_unbound parses each line with ldns: about 50x slower a run
+		[ "$(basename "$f")" = fuzz_unbound ] && n=$((runs / 10))
 		# The first directory receives new inputs: a scratch one, so the
-		# repository's vectors stay as they are.
+		# repository's vectors stay as they are. A target with seeds of its
+		# own (text inputs) also reads tests/fuzz/seeds/TARGET.
+		own=tests/fuzz/seeds/$(basename "$f")
+		[ -d "$own" ] || own=
 		check "$(basename "$f")" sh -c "'$f' -runs=$n -seed=1 '$seeds/new' \
-			spec/vectors/valid spec/vectors/invalid '$seeds/corpus' >'$seeds/log' 2>&1 \
+			spec/vectors/valid spec/vectors/invalid '$seeds/corpus' $own >'$seeds/log' 2>&1 \
 			|| { tail -40 '$seeds/log'; exit 1; }"
 		rm -rf "$seeds/new"
 	done

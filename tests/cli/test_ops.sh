@@ -91,6 +91,30 @@ else
 	echo "not ok - $build/mkcaptures not built"; fails=$((fails + 1))
 fi
 
+# Unbound's dump_cache text (a real one, tests/fixtures), told by its first line
+dump=tests/fixtures/unbound-dump_cache.txt
+nmsg=$(grep -c '^msg ' $dump)
+expect "load: an Unbound cache dump" 0 "$bin" load "$tmp/u.snap" $dump --now $T &&
+	err_has "dump recognised" "Unbound cache dump: " && err_has "all rebuilt" " $nmsg responses rebuilt"
+expect "load: the dump from stdin" 0 sh -c "'$bin' load '$tmp/u2.snap' - --now $T < $dump"
+expect "export --format unbound" 0 "$bin" export "$tmp/u.snap" --format unbound --now $T -o "$tmp/u.txt" &&
+	err_has "export counts" "left out: 0 expired"
+ok_if "export --format unbound: load_cache's frame" \
+	sh -c "head -1 '$tmp/u.txt' | grep -qx START_RRSET_CACHE && tail -1 '$tmp/u.txt' | grep -qx EOF"
+expect "load of our own export" 0 "$bin" load "$tmp/u3.snap" "$tmp/u.txt" --now $T
+# records without TTLs: an RRset two messages share is written once, at the
+# lower of their TTLs (the SOA of the zone and of its negative answers)
+records() { sed '/^;/d' "$1" | awk -F'\t' '{ $2 = ""; print }'; }
+expect "dump of both" 0 "$bin" dump "$tmp/u.snap" --now $T && records "$tmp/out" > "$tmp/u.dump"
+expect "dump of the reloaded" 0 "$bin" dump "$tmp/u3.snap" --now $T && records "$tmp/out" > "$tmp/u3.dump"
+ok_if "Unbound text round trip: the same records" cmp -s "$tmp/u3.dump" "$tmp/u.dump"
+expect "export --format: unknown" 2 "$bin" export "$tmp/u.snap" --format bind -o "$tmp/x.txt"
+expect "export --format unbound --top" 2 "$bin" export "$tmp/u.snap" --format unbound --top 3 -o "$tmp/x.txt"
+echo keep > "$tmp/keep.txt"
+expect "export of a file that is not a snapshot" 2 "$bin" export "$tmp/text" -o "$tmp/keep.txt"
+ok_if "a failed export leaves OUT as it was" grep -qx keep "$tmp/keep.txt"
+ok_if "and no temporary" not sh -c "ls '$tmp' | grep -q 'keep.txt.tmp'"
+
 # ---------------------------------------------------------------- stats, dump
 cp "$tmp/s.snap" "$tmp/keep.snap"
 expect "stats" 0 "$bin" stats "$tmp/s.snap" --now $((T + 60)) && same_as_expected stats stats.txt
