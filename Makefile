@@ -20,10 +20,12 @@ VERSION  = $(shell sed -n 's/^#define DNSNAP_VERSION "\(.*\)"$$/\1/p' engine/dns
 FUZZ_RUNS ?= 200000
 DEMO_ENTRIES ?= 200000
 
-# Debian packages this project needs (make deps installs the missing ones).
+# Debian packages this project needs (make deps installs the missing ones). The
+# second line is what make test-e2e runs: NSD, drill and ldns-signzone, kdig,
+# tcpdump (dig and delv are in bind9-dnsutils), ps.
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
-       bind9-dnsutils
+       bind9-dnsutils nsd ldnsutils knot-dnsutils tcpdump procps
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -48,8 +50,8 @@ FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
-.PHONY: all deps run test test-unit test-crash fuzz asan tsan vectors bench install uninstall \
-	clean help
+.PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench install \
+	uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -62,7 +64,8 @@ deps:                                              ## install missing Debian pac
 	if [ -n "$$missing" ]; then \
 		echo "make deps: installing" $$missing; \
 		$(SUDO) apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 \
+			install -y -qq $$missing; \
 	fi
 
 run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run the demo
@@ -76,6 +79,10 @@ test: deps                                         ## install, build, run every 
 		$(BUILD)/mkquery $(BUILD)/resolver_demo
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
+
+test-e2e: deps                                     ## NSD, dig, kdig, drill, delv vs dnsnap (loopback)
+	$(MAKE) --no-print-directory all $(BUILD)/mkquery $(BUILD)/dnscmp
+	tests/e2e/run.sh $(BUILD)
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
@@ -134,7 +141,7 @@ clean:                                             ## remove build outputs
 	rm -rf build build-asan
 
 help:                                              ## this list
-	@grep -hE '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
+	@grep -hE '^[a-z0-9-]+:.*## ' Makefile | sed 's/:.*## /\t/' | expand -t 16
 
 # ---------------------------------------------------------------- rules
 $(BUILD)/%.o: %.c
@@ -170,6 +177,11 @@ $(BUILD)/bench_snap $(BUILD)/resolver_demo: $(BUILD)/%: $(BUILD)/bench/%.o $(BUI
 $(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mix.c bench/realmix.c) \
 		       $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
+
+# The end-to-end comparator: ldns and nothing of ours, an oracle of its own.
+$(BUILD)/dnscmp: tests/e2e/dnscmp.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $< -lldns -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
