@@ -43,7 +43,10 @@
  *   written; TC is set if that RRset was in the answer or authority section
  *   (RFC 2181 section 9), not when it was in additional.
  * - DNSSEC RRsets (RRSIG, NSEC, NSEC3) are left out unless the client set DO
- *   or asked for that type.
+ *   or asked for that type, and then only in the answer section: RFC 4035
+ *   3.2.1, without DO "strip any authenticating DNSSEC RRs" but not the
+ *   types the query asked for; the RRSIGs of the authority's NS and the
+ *   additional addresses authenticate, whatever the query type.
  * - Round robin: an A or AAAA RRset of n > 1 members starts at member
  *   o->rotate % n and wraps around. The iterator is copied after the
  *   RRset's first record (only when the next record's Rec_Flags has SAME)
@@ -554,7 +557,8 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 			n++;
 		if (rc < 0)
 			return rc;
-		if (dnsnap_type_is_dnssec(first.type) && !q->do_bit && q->qtype != first.type)
+		if (dnsnap_type_is_dnssec(first.type) && !q->do_bit &&
+		    (q->qtype != first.type || first.section != DNSNAP_SEC_ANSWER))
 			continue;
 		unsigned rot = 0;
 		if ((first.type == TYPE_A || first.type == TYPE_AAAA) && n > 1)

@@ -81,7 +81,7 @@ typedef struct dnsnap_answer_opts {
  * - the question echoed byte for byte (0x20 casing survives); owners elided
  *   in the entry become pointers to it;
  * - TTL = max(0, TTL - (now - Inception)); DNSSEC records only for DO
- *   clients or when asked for by type; names compressed (owners, and rdata
+ *   clients, or in the answer section when asked for by type; names compressed (owners, and rdata
  *   of NS, CNAME, SOA, PTR, MX, MINFO, MB, MG, MR, MD, MF);
  * - OPT (our size, DO echoed, the entry's EDE options) when the query had one;
  * - over the size limit: cut at an RRset boundary; TC set when the answer or

@@ -19,6 +19,23 @@
  *   mkquery hold PORT N [--host ADDR] [--wait MS]
  *       open N TCP connections and keep them; print "closed K of N": how many
  *       the server closed before MS passed with none closing
+ *   mkquery flood PORT N [--tcp] [--host ADDR] [--seed S] [--wait MS] PROBE TEMPLATE...
+ *       send N malformed or random messages (tests/e2e/bad_traffic.sh): a
+ *       quarter random bytes of 0 to 99, a quarter a query-like header (QR
+ *       clear or not, any opcode and counts) then random bytes, half one of
+ *       the TEMPLATE queries (hex) damaged: bytes overwritten, cut short,
+ *       bytes appended, header bits flipped; one in 200 is 4,097 to 9,000
+ *       bytes (UDP only). They go out in bursts of 16, each followed by the
+ *       PROBE query (hex, a question no damaged template has, a random ID
+ *       each time) on the same socket; the replies are read until the
+ *       probe's, so the server has taken every message of a burst before
+ *       the next (no loss to a full socket buffer: its counters can be
+ *       checked against what was sent and what came back). Prints one line:
+ *       "sent N probes P: replies R none D; NOERROR a FORMERR b SERVFAIL c
+ *       NXDOMAIN d NOTIMP e REFUSED f BADVERS g other h", the probes' replies
+ *       not counted among the R. --tcp: one connection, every message framed
+ *       (bursts written at once, pipelined). Exit 1 when a probe got no
+ *       reply in MS.
  *   A reply line is the reply in hex, or with --print the reply printed as
  *   dnsnap get prints one (WHEN is T). MS defaults to 1000 (a reply, once
  *   the server is up, takes well under a millisecond).
@@ -42,7 +59,9 @@ static int usage(void)
 	fprintf(stderr, "usage: mkquery hex NAME [TYPE] [--do] [--noedns] [--size N] [--id N]\n"
 			"       mkquery udp|tcp|raw PORT [--host ADDR] [--wait MS] [--print] "
 			"[--now T] [--junk N] HEX...\n"
-			"       mkquery hold PORT N [--host ADDR] [--wait MS]\n");
+			"       mkquery hold PORT N [--host ADDR] [--wait MS]\n"
+			"       mkquery flood PORT N [--tcp] [--host ADDR] [--seed S] [--wait MS] "
+			"PROBE TEMPLATE...\n");
 	return 2;
 }
 
@@ -283,12 +302,281 @@ static int cmd_send(const char *mode, int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ flood */
+
+typedef struct blob {
+	uint8_t *p;
+	size_t len;
+} blob_t;
+
+static uint64_t rng_state;
+
+static inline size_t ld16(const uint8_t *p) { return (size_t)(p[0] << 8 | p[1]); }
+static inline void st16(uint8_t *p, unsigned v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+
+/* The end of the question of the query @p q (plain labels), or 0 */
+static size_t question_end(const blob_t *q)
+{
+	size_t p = 12;
+	while (p < q->len && q->p[p] != 0 && (q->p[p] & 0xc0) == 0)
+		p += 1 + (size_t)q->p[p];
+	return p < q->len && q->p[p] == 0 && q->len - p >= 5 ? p + 5 : 0;
+}
+
+static uint32_t rnd(void) /* xorshift64*: reproducible from --seed */
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static size_t rnd_below(size_t n) { return n ? rnd() % n : 0; }
+
+/* One bad message into @p m (capacity FLOOD_MAX); @return its length */
+#define FLOOD_MAX 9000
+static size_t make_bad(uint8_t *m, const blob_t *tpl, int ntpl, int udp)
+{
+	unsigned kind = (unsigned)rnd_below(200);
+	size_t n;
+	if (udp && kind == 0) { /* over the 4,096 bytes a query may have */
+		n = 4097 + rnd_below(FLOOD_MAX - 4097 + 1);
+		for (size_t i = 0; i < n; i++)
+			m[i] = (uint8_t)rnd();
+		if (ntpl > 0) { /* a good query in front: only the size is wrong */
+			const blob_t *t = &tpl[rnd_below((size_t)ntpl)];
+			memcpy(m, t->p, t->len);
+		}
+		return n;
+	}
+	if (kind < 50) { /* random bytes */
+		n = rnd_below(100);
+		for (size_t i = 0; i < n; i++)
+			m[i] = (uint8_t)rnd();
+		return n;
+	}
+	if (kind < 100 || ntpl == 0) { /* a header, then anything */
+		n = 12 + rnd_below(300);
+		for (size_t i = 0; i < n; i++)
+			m[i] = (uint8_t)rnd();
+		m[2] &= rnd() & 1 ? 0x7f : 0xff;       /* QR clear half the time */
+		m[4] = 0, m[5] = (uint8_t)rnd_below(3); /* QDCOUNT 0 to 2 */
+		m[6] = 0, m[7] = (uint8_t)(rnd_below(4) ? 0 : 1);
+		m[8] = 0, m[9] = (uint8_t)(rnd_below(4) ? 0 : 1);
+		m[10] = 0, m[11] = (uint8_t)rnd_below(3);
+		return n;
+	}
+	const blob_t *t = &tpl[rnd_below((size_t)ntpl)];
+	memcpy(m, t->p, t->len);
+	n = t->len;
+	unsigned edits = 1 + (unsigned)rnd_below(4);
+	for (unsigned e = 0; e < edits; e++) {
+		switch (rnd_below(5)) {
+		case 0: /* a byte overwritten */
+			m[rnd_below(n)] = (uint8_t)rnd();
+			break;
+		case 1: /* cut short */
+			n = rnd_below(n) + 1;
+			break;
+		case 2: { /* bytes appended */
+			size_t k = 1 + rnd_below(100);
+			for (size_t i = 0; i < k && n < 600; i++)
+				m[n++] = (uint8_t)rnd();
+			break;
+		}
+		case 3: /* a header bit flipped: QR, opcode, counts... */
+			if (n >= 12)
+				m[2 + rnd_below(10)] ^= (uint8_t)(1u << rnd_below(8));
+			break;
+		default: /* a label length byte made wrong */
+			if (n > 12)
+				m[12 + rnd_below(n - 12 < 20 ? n - 12 : 20)] = (uint8_t)rnd();
+			break;
+		}
+		if (n == 0)
+			n = 1;
+	}
+	return n;
+}
+
+/* The reply's RCODE, with the OPT's extended bits (BADVERS is 16). */
+static unsigned reply_rcode(const uint8_t *r, size_t len)
+{
+	if (len < 12)
+		return 255;
+	unsigned rcode = r[3] & 15;
+	size_t counts[4] = { ld16(r + 4), ld16(r + 6), ld16(r + 8), ld16(r + 10) };
+	size_t p = 12;
+	for (int s = 0; s < 4; s++)
+		for (size_t i = 0; i < counts[s]; i++) {
+			while (p < len && r[p] != 0 && (r[p] & 0xc0) != 0xc0) /* the owner */
+				p += 1 + (size_t)r[p];
+			if (p >= len)
+				return rcode;
+			p += (r[p] & 0xc0) == 0xc0 ? 2 : 1;
+			if (s == 0) {
+				p += 4;
+				continue;
+			}
+			if (len < p + 10)
+				return rcode;
+			if (s == 3 && ld16(r + p) == 41) /* OPT: EXTENDED-RCODE is the TTL's first byte */
+				return rcode | (unsigned)r[p + 4] << 4;
+			p += 10 + (size_t)ld16(r + p + 8);
+		}
+	return rcode;
+}
+
+static int cmd_flood(int argc, char **argv)
+{
+	const char *host = "127.0.0.1";
+	int wait = 1000, tcp = 0, ntpl = 0;
+	unsigned long port = 0, n = 0;
+	unsigned long long seed = 1;
+	blob_t probe = { NULL, 0 }, tpl[64];
+	int have_probe = 0;
+	if (argc < 2 || (port = strtoul(argv[0], NULL, 10)) == 0 || port > 65535)
+		return usage();
+	n = strtoul(argv[1], NULL, 10);
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
+			host = argv[++i];
+		} else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+			wait = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+			seed = strtoull(argv[++i], NULL, 0);
+		} else if (strcmp(argv[i], "--tcp") == 0) {
+			tcp = 1;
+		} else if (ntpl < 64) {
+			blob_t *b = have_probe ? &tpl[ntpl] : &probe;
+			size_t cap = strlen(argv[i]) / 2 + 1;
+			b->p = malloc(cap);
+			if (b->p == NULL || unhex(argv[i], b->p, cap, &b->len) != 0 || b->len < 12 ||
+			    b->len > 600) {
+				fprintf(stderr, "mkquery: not a query in hex: %.40s\n", argv[i]);
+				return 2;
+			}
+			if (have_probe)
+				ntpl++;
+			have_probe = 1;
+		} else {
+			return usage();
+		}
+	}
+	if (!have_probe)
+		return usage();
+	size_t qend = question_end(&probe);
+	if (qend == 0) {
+		fprintf(stderr, "mkquery: flood: the probe has no question\n");
+		return 2;
+	}
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		return usage();
+	int fd = socket(AF_INET, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		fprintf(stderr, "mkquery: %s port %lu: %s\n", host, port, strerror(errno));
+		return 2;
+	}
+	static uint8_t out[16 * (2 + FLOOD_MAX) + 2 + 600], in[1 << 17];
+	unsigned long sent = 0, probes = 0, replies = 0, by[256] = { 0 };
+	size_t have = 0;
+	int rc = 0;
+	while (sent < n && rc == 0) {
+		size_t olen = 0;
+		unsigned burst = 0;
+		for (; burst < 16 && sent + burst < n; burst++) {
+			uint8_t *m = out + olen + (tcp ? 2 : 0);
+			size_t len = make_bad(m, tpl, ntpl, !tcp);
+			if (tcp) {
+				out[olen] = (uint8_t)(len >> 8);
+				out[olen + 1] = (uint8_t)len;
+				olen += 2 + len;
+			} else if (send(fd, m, len, 0) < 0) {
+				fprintf(stderr, "mkquery: send: %s\n", strerror(errno));
+			}
+		}
+		uint16_t id = (uint16_t)rnd();
+		memcpy(out + olen + (tcp ? 2 : 0), probe.p, probe.len);
+		st16(out + olen + (tcp ? 2 : 0), id);
+		if (tcp) {
+			st16(out + olen, (unsigned)probe.len);
+			olen += 2 + probe.len;
+			for (size_t off = 0; off < olen;) {
+				ssize_t k = send(fd, out + off, olen - off, MSG_NOSIGNAL);
+				if (k < 0) {
+					fprintf(stderr, "mkquery: send: %s\n", strerror(errno));
+					return 2;
+				}
+				off += (size_t)k;
+			}
+		} else if (send(fd, out + olen, probe.len, 0) < 0) {
+			fprintf(stderr, "mkquery: send: %s\n", strerror(errno));
+		}
+		sent += burst;
+		probes++;
+		/* replies until the probe's: ID and question equal to what was sent */
+		for (;;) {
+			const uint8_t *r;
+			size_t rlen;
+			if (tcp) {
+				while (have < 2 || have - 2 < ld16(in)) {
+					ssize_t k = readable(fd, wait) ? recv(fd, in + have, sizeof in - have, 0) : -1;
+					if (k <= 0) {
+						fprintf(stderr, "mkquery: flood: no reply to probe %lu (%s)\n",
+							probes, k == 0 ? "closed" : "timeout");
+						rc = 1;
+						break;
+					}
+					have += (size_t)k;
+				}
+				if (rc)
+					break;
+				r = in + 2;
+				rlen = ld16(in);
+			} else {
+				ssize_t k = readable(fd, wait) ? recv(fd, in, sizeof in, 0) : -1;
+				if (k < 0) {
+					fprintf(stderr, "mkquery: flood: no reply to probe %lu\n", probes);
+					rc = 1;
+					break;
+				}
+				r = in;
+				rlen = (size_t)k;
+			}
+			int is_probe = rlen >= qend && ld16(r) == id && (r[2] & 0x80) &&
+				       ld16(r + 4) == 1 && memcmp(r + 12, probe.p + 12, qend - 12) == 0;
+			if (!is_probe) {
+				replies++;
+				by[reply_rcode(r, rlen) & 255]++;
+			}
+			if (tcp) {
+				size_t used = 2 + rlen;
+				memmove(in, in + used, have - used);
+				have -= used;
+			}
+			if (is_probe)
+				break;
+		}
+	}
+	close(fd);
+	unsigned long other = replies - by[0] - by[1] - by[2] - by[3] - by[4] - by[5] - by[16];
+	printf("sent %lu probes %lu: replies %lu none %lu; NOERROR %lu FORMERR %lu SERVFAIL %lu "
+	       "NXDOMAIN %lu NOTIMP %lu REFUSED %lu BADVERS %lu other %lu\n",
+	       sent, probes, replies, sent - replies, by[0], by[1], by[2], by[3], by[4], by[5],
+	       by[16], other);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return usage();
 	if (strcmp(argv[1], "hex") == 0)
 		return cmd_hex(argc - 2, argv + 2);
+	if (strcmp(argv[1], "flood") == 0)
+		return cmd_flood(argc - 2, argv + 2);
 	if (strcmp(argv[1], "udp") == 0 || strcmp(argv[1], "tcp") == 0 ||
 	    strcmp(argv[1], "raw") == 0 || strcmp(argv[1], "hold") == 0)
 		return cmd_send(argv[1], argc - 2, argv + 2);

@@ -423,9 +423,10 @@ typedef struct exp {
 	exp_rr_t *rr;
 } exp_t;
 
-static bool filtered(uint16_t type, const dnsnap_query_t *q)
+static bool filtered(uint16_t type, unsigned section, const dnsnap_query_t *q)
 {
-	return dnsnap_type_is_dnssec(type) && !q->do_bit && q->qtype != type;
+	return dnsnap_type_is_dnssec(type) && !q->do_bit &&
+	       (q->qtype != type || section != DNSNAP_SEC_ANSWER);
 }
 
 static int expected_records(const uint8_t *entry, size_t len, const dnsnap_query_t *q, exp_t *e)
@@ -439,7 +440,7 @@ static int expected_records(const uint8_t *entry, size_t len, const dnsnap_query
 	e->n = 0;
 	e->rr = buf;
 	while ((rc = dnsnap_iter_next(&it, &rr)) == 1) {
-		if (filtered(rr.type, q))
+		if (filtered(rr.type, rr.section, q))
 			continue;
 		exp_rr_t *x = &e->rr[e->n++];
 		x->sec = rr.section;
@@ -511,7 +512,7 @@ static void check_full(const char *where, const uint8_t *query, size_t qlen,
 		size_t ai = 0;
 		for (size_t oi = 0; oi < ldns_rr_list_rr_count(ol); oi++) {
 			const ldns_rr *o = ldns_rr_list_rr(ol, oi);
-			if (filtered((uint16_t)ldns_rr_get_type(o), q))
+			if (filtered((uint16_t)ldns_rr_get_type(o), s, q))
 				continue;
 			if (ai >= ldns_rr_list_rr_count(al)) {
 				report(where, __LINE__, "section %u: answer has %zu records, fewer "
@@ -958,6 +959,65 @@ static void test_dnssec_records_go_to_clients_asking_by_type(void **state)
 	free(wire);
 }
 
+/* RFC 4035 3.2.1: without DO, a query for RRSIG gets the RRSIGs it asked
+ * for, in the answer, and none of those that authenticate the authority's
+ * NS or the additional addresses (what NSD sends, tests/e2e). */
+static void test_rrsig_query_without_do_gets_answer_rrsigs_only(void **state)
+{
+	(void)state;
+	wb_t w;
+	put_header(&w, 0x8400, 1, 1, 2, 2);
+	put_name(&w, "www.example.org");
+	put_u16(&w, 46);
+	put_u16(&w, 1);
+	const char *owners[] = { "www.example.org", "example.org", "example.org", "ns.example.org",
+				 "ns.example.org" };
+	const unsigned types[] = { 46, 2, 46, 1, 46 };
+	const unsigned covered[] = { 1, 0, 2, 0, 1 };
+	for (int i = 0; i < 5; i++) {
+		put_name(&w, owners[i]);
+		size_t at = put_fixed(&w, types[i], 1, 3600);
+		if (types[i] == 2) {
+			put_name(&w, "ns.example.org");
+		} else if (types[i] == 1) {
+			put_u32(&w, 0xc0000235);
+		} else { /* RRSIG: type covered, alg 13, labels, TTL, times, tag, signer, sig */
+			put_u16(&w, covered[i]);
+			put_u8(&w, 13);
+			put_u8(&w, 2);
+			put_u32(&w, 3600);
+			put_u32(&w, 1800000000);
+			put_u32(&w, 1700000000);
+			put_u16(&w, 4242);
+			put_name(&w, "example.org");
+			put_label(&w, 32, 's');
+		}
+		end_rdata(&w, at);
+	}
+	for (int do_bit = 0; do_bit < 2; do_bit++) {
+		built_t b;
+		build_query_for(&b, w.b, w.n, 1, do_bit, 0);
+		dnsnap_answer_opts_t o = { NOW, 0, 0, 0, 0 };
+		uint8_t out[1232];
+		size_t alen;
+		assert_int_equal(dnsnap_answer_build(&b.q, b.enc->entry, b.enc->entry_len, &o, out,
+						     sizeof out, &alen),
+				 DNSNAP_OK);
+		wmsg_t m;
+		assert_int_equal(walk_msg(out, alen, &m), 0);
+		/* answer: the RRSIG asked for; authority: NS (+ its RRSIG with DO);
+		 * additional: the A (+ its RRSIG with DO), then the OPT */
+		assert_int_equal(m.count[1], 1);
+		assert_int_equal(m.count[2], do_bit ? 2 : 1);
+		assert_int_equal(m.count[3], do_bit ? 3 : 2);
+		unsigned sigs = 0;
+		for (size_t k = 0; k < m.n; k++)
+			sigs += m.rr[k].type == 46;
+		assert_int_equal(sigs, do_bit ? 3 : 1);
+		wmsg_free(&m);
+	}
+}
+
 static void test_answer_of_a_root_query_name(void **state)
 {
 	(void)state;
@@ -1195,6 +1255,7 @@ int main(void)
 		cmocka_unit_test(test_stale_answers_have_ttl_30),
 		cmocka_unit_test(test_ttls_floor_at_zero_and_never_rise),
 		cmocka_unit_test(test_dnssec_records_go_to_clients_asking_by_type),
+		cmocka_unit_test(test_rrsig_query_without_do_gets_answer_rrsigs_only),
 		cmocka_unit_test(test_answer_of_a_root_query_name),
 		cmocka_unit_test(test_answer_rejects_bad_arguments),
 		cmocka_unit_test(test_query_parse_reads_the_fields),

@@ -1,0 +1,458 @@
+# lib.sh: what the end-to-end scripts share. Source it from the repository
+# root with build set (the BUILD directory). It makes a temp dir ($tmp) that
+# goes on exit (E2E_KEEP=1 keeps it, to look into), and every process started through it (NSD, tcpdump, dnsnap
+# serve) is stopped on exit, whatever the exit: TERM first, KILL when it
+# lingers. Nothing sleeps blindly: waits poll, with limits.
+#
+# The zones, written by make_zones:
+# - example.test: a plain zone of 40-odd names: A and AAAA (RRsets of 1 to
+#   3), CNAME chains (in zone, out of zone, to a name that does not exist),
+#   MX, TXT (long, several strings, quotes and escapes, several records; an
+#   RRset over 1232 bytes), SRV, NAPTR, CAA, PTR, HINFO, a delegation with
+#   glue and one without, a wildcard beside an explicit name, an empty
+#   non-terminal, a TTL of 2 days and one of 60 s, a mixed-case owner;
+# - signed.test: signed with ldns-signzone (NSEC, ECDSA P-256 KSK and ZSK
+#   from ldns-keygen): positive answers with RRSIG, NXDOMAIN and NODATA with
+#   their NSEC proofs, a wildcard, a CNAME, an insecure delegation.
+# queries_example and queries_signed list the questions asked of both.
+# shellcheck disable=SC2034 # variables set here are the callers'
+set -u
+: "${build:?set build before sourcing lib.sh}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dnsnap-e2e.XXXXXX") || exit 2
+e2e_procs=""   # "pid" or "-pgid" entries, stopped on exit
+fails=0
+passes=0
+
+# stop PID|-PGID: TERM, then KILL after 5 s (a group: its leader too, in
+# case it is killed before it made its group). dash's kill takes no "--".
+# NSD runs under setsid: its group and session are its PID.
+# running PID|-SID: the process, or one of the session's, has not ended
+# (zombies, ended but not yet reaped, do not count)
+running() {
+	case $1 in
+	-*) ps -o stat= -s "${1#-}" ;;
+	*) ps -o stat= -p "$1" ;;
+	esac 2>/dev/null | grep -q '^[^Z]'
+}
+stop() {
+	kill -TERM "$1" "${1#-}" 2>/dev/null
+	_i=0
+	while running "$1" && [ $_i -lt 50 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	kill -KILL "$1" "${1#-}" 2>/dev/null
+}
+e2e_cleanup() {
+	for p in $e2e_procs; do
+		stop "$p"
+	done
+	if [ -n "${E2E_KEEP:-}" ]; then
+		echo "# kept: $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap e2e_cleanup EXIT
+trap 'exit 2' INT TERM HUP
+
+# ok_if NAME COMMAND...: one check
+# (sh has no local variables: the helpers' own start with _)
+ok_if() {
+	_what=$1
+	shift
+	if "$@"; then
+		echo "ok - $_what"
+		passes=$((passes + 1))
+	else
+		echo "not ok - $_what"
+		fails=$((fails + 1))
+	fi
+}
+# not_ok NAME [FILE]: a failed check, with FILE's lines as details
+not_ok() {
+	echo "not ok - $1"
+	[ $# -gt 1 ] && sed 's/^/#   /' "$2" | head -n "${3:-60}"
+	fails=$((fails + 1))
+}
+ok() { echo "ok - $1"; passes=$((passes + 1)); }
+# todo_if NAME COMMAND...: a check of a known difference (see the reason);
+# failing, it prints "not ok - NAME # TODO" and is not counted as a failure
+todo_if() {
+	_what=$1
+	shift
+	if "$@"; then
+		echo "ok - $_what # TODO passes now: make it a check"
+		passes=$((passes + 1))
+	else
+		echo "not ok - $_what # TODO known"
+	fi
+}
+# not_grep ARGS...: grep -q ARGS finds nothing
+not_grep() { ! grep -q "$@"; }
+# bail NAME [FILE]: a failure the rest cannot go on from
+bail() {
+	not_ok "$@"
+	echo "# bailing out"
+	exit 1
+}
+finish() {
+	echo "# $passes passed, $fails failed"
+	[ "$fails" -eq 0 ]
+}
+
+# need TOOL PACKAGE...: fail at once when a tool is missing
+need() {
+	for t in "$@"; do
+		case $t in
+		*/*) [ -x "$t" ] || bail "$t is not built (make test-e2e builds it)" ;;
+		*) command -v "$t" >/dev/null || [ -x "/usr/sbin/$t" ] ||
+			bail "$t is missing (make deps installs it: nsd ldnsutils knot-dnsutils bind9-dnsutils tcpdump)" ;;
+		esac
+	done
+}
+
+# pick_port: a random port in 20000-59999 (each user checks it is free by
+# binding it, and picks another when not)
+pick_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000)); }
+
+# wait_for SECONDS COMMAND...: poll COMMAND every 50 ms until it succeeds
+wait_for() {
+	_limit=$(($1 * 20))
+	shift
+	_i=0
+	while [ $_i -lt $_limit ]; do
+		"$@" 2>/dev/null && return 0
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+# ------------------------------------------------------------------ zones
+
+# make_zones SERIAL: the two zone files in $tmp/zones, signed.test signed;
+# the KSK's public key in $tmp/zones/ksk.key (the trust anchor)
+make_zones() {
+	z=$tmp/zones
+	mkdir -p "$z"
+	long1=$(printf 'a%.0s' $(seq 250))
+	long2=$(printf 'b%.0s' $(seq 250))
+	cat >"$z/example.test.zone" <<EOF
+\$ORIGIN example.test.
+\$TTL 3600
+@		SOA	ns1 hostmaster $1 7200 3600 1209600 300
+@		NS	ns1
+@		NS	ns2
+@		A	192.0.2.1
+@		AAAA	2001:db8::1
+@		MX	10 mail
+@		MX	20 mail2
+@		TXT	"v=spf1 mx -all"
+@		CAA	0 issue "ca.example.net"
+ns1		A	192.0.2.53
+ns2		A	192.0.2.54
+ns2		AAAA	2001:db8::54
+www		A	192.0.2.80
+www		A	192.0.2.81
+www		A	192.0.2.82
+www		AAAA	2001:db8::80
+alias		CNAME	www
+c1		CNAME	c2
+c2		CNAME	c3
+c3		CNAME	www
+dangling	CNAME	nothere
+ext		CNAME	www.elsewhere.test.
+mail		A	192.0.2.25
+mail		AAAA	2001:db8::25
+mail2		A	192.0.2.26
+long		TXT	"$long1" "$long2" "and a third string"
+multi		TXT	"first" "second string" "with \"quotes\", a \\\\ backslash; and a semicolon"
+multi		TXT	"another record"
+bytes		TXT	"caf\195\169 \000\255 tab\009end"
+big		TXT	"$long1"
+big		TXT	"$long2"
+big		TXT	"c$long1"
+big		TXT	"d$long2"
+big		TXT	"e$long1"
+_sip._tcp	SRV	10 60 5060 sip
+_sip._tcp	SRV	20 0 5061 sip2
+sip		A	192.0.2.60
+naptr		NAPTR	100 10 "S" "SIP+D2U" "" _sip._tcp
+ptr		PTR	www
+hinfo		HINFO	"PC" "Linux"
+sub		NS	ns.sub
+sub		NS	ns2.sub
+ns.sub		A	192.0.2.99
+ns.sub		AAAA	2001:db8::99
+ns2.sub		A	192.0.2.98
+nog		NS	ns.elsewhere.test.
+*.wild		A	192.0.2.200
+*.wild		TXT	"wildcard"
+host.wild	A	192.0.2.201
+a.b.ent		A	192.0.2.7
+longttl	172800	A	192.0.2.172
+short	60	A	192.0.2.61
+MiXeD		A	192.0.2.77
+zz-end		TXT	"end of capture $1"
+EOF
+	cat >"$z/signed.test.in" <<EOF
+\$ORIGIN signed.test.
+\$TTL 3600
+@		SOA	ns1 hostmaster $1 7200 3600 1209600 300
+@		NS	ns1
+@		MX	10 mail
+ns1		A	192.0.2.53
+www		A	192.0.2.80
+www		A	192.0.2.81
+www		AAAA	2001:db8::80
+alias		CNAME	www
+mail		A	192.0.2.25
+txt		TXT	"signed text" "two strings"
+*.wild		TXT	"signed wildcard"
+*.wild		A	192.0.2.210
+sub		NS	ns.sub
+ns.sub		A	192.0.2.99
+EOF
+	# signatures valid from an hour ago: no validator sees them as future
+	inception=$(date -u -d "@$(($(date +%s) - 3600))" +%Y%m%d%H%M%S)
+	(
+		cd "$z" || exit 1
+		ksk=$(ldns-keygen -a ECDSAP256SHA256 -k signed.test) &&
+			zsk=$(ldns-keygen -a ECDSAP256SHA256 signed.test) &&
+			ldns-signzone -i "$inception" -o signed.test -f signed.test.zone signed.test.in \
+				"$ksk" "$zsk" &&
+			cp "$ksk.key" ksk.key
+	) >"$tmp/signzone.log" 2>&1 || bail "ldns-keygen and ldns-signzone sign signed.test" \
+		"$tmp/signzone.log"
+}
+
+# The questions: NAME TYPE, one a line. NOERROR, NXDOMAIN, NODATA, referrals.
+queries_example() {
+	cat <<'EOF'
+example.test SOA
+example.test NS
+example.test A
+example.test AAAA
+example.test MX
+example.test TXT
+example.test CAA
+example.test SRV
+www.example.test A
+www.example.test AAAA
+www.example.test TXT
+alias.example.test A
+alias.example.test AAAA
+alias.example.test CNAME
+c1.example.test A
+c2.example.test AAAA
+dangling.example.test A
+ext.example.test A
+mail.example.test A
+mail.example.test AAAA
+mail.example.test MX
+long.example.test TXT
+multi.example.test TXT
+bytes.example.test TXT
+big.example.test TXT
+_sip._tcp.example.test SRV
+naptr.example.test NAPTR
+ptr.example.test PTR
+hinfo.example.test HINFO
+sub.example.test NS
+host.sub.example.test A
+ns.sub.example.test A
+nog.example.test A
+x.nog.example.test AAAA
+any.wild.example.test A
+any.wild.example.test TXT
+any.wild.example.test AAAA
+a.b.wild.example.test A
+host.wild.example.test A
+host.wild.example.test TXT
+b.ent.example.test A
+a.b.ent.example.test A
+longttl.example.test A
+short.example.test A
+mixed.example.test A
+nothere.example.test A
+deep.nothere.example.test AAAA
+nothere.example.test MX
+EOF
+}
+queries_signed() {
+	cat <<'EOF'
+signed.test SOA
+signed.test NS
+signed.test DNSKEY
+signed.test MX
+www.signed.test A
+www.signed.test AAAA
+www.signed.test TXT
+alias.signed.test A
+mail.signed.test A
+txt.signed.test TXT
+x.wild.signed.test TXT
+x.wild.signed.test A
+x.wild.signed.test AAAA
+host.sub.signed.test A
+nothere.signed.test A
+nothere.signed.test TXT
+www.signed.test RRSIG
+www.signed.test NSEC
+EOF
+}
+
+# ------------------------------------------------------------------- NSD
+
+# start_nsd: NSD serving both zones on 127.0.0.1 at a free port; sets
+# nsd_port. Its own process group, so that its children go with it.
+start_nsd() {
+	serial=$1
+	mkdir -p "$tmp/nsd"
+	for _try in 1 2 3 4 5 6; do
+		nsd_port=$(pick_port)
+		cat >"$tmp/nsd/nsd.conf" <<EOF
+server:
+	ip-address: 127.0.0.1@$nsd_port
+	port: $nsd_port
+	do-ip6: no
+	username: ""
+	chroot: ""
+	zonesdir: "$tmp/zones"
+	pidfile: "$tmp/nsd/nsd.pid"
+	database: ""
+	xfrdfile: "$tmp/nsd/xfrd.state"
+	zonelistfile: "$tmp/nsd/zone.list"
+	logfile: "$tmp/nsd/log"
+	server-count: 1
+	verbosity: 1
+	hide-version: yes
+remote-control:
+	control-enable: no
+zone:
+	name: example.test
+	zonefile: example.test.zone
+zone:
+	name: signed.test
+	zonefile: signed.test.zone
+EOF
+		setsid nsd -d -c "$tmp/nsd/nsd.conf" >"$tmp/nsd/out" 2>&1 &
+		nsd_pid=$!
+		e2e_procs="$e2e_procs -$nsd_pid"
+		# up when it answers with this run's serial (not some other server)
+		i=0
+		while [ $i -lt 200 ] && kill -0 "$nsd_pid" 2>/dev/null; do
+			dig @127.0.0.1 -p "$nsd_port" +tries=1 +time=1 +short example.test SOA \
+				2>/dev/null | grep -q " $serial " && return 0
+			sleep 0.05
+			i=$((i + 1))
+		done
+		stop "-$nsd_pid"
+		wait "$nsd_pid" 2>/dev/null
+		cat "$tmp/nsd/out" "$tmp/nsd/log" >>"$tmp/nsd/tries" 2>/dev/null
+	done
+	bail "nsd starts on 127.0.0.1 (6 ports tried)" "$tmp/nsd/tries"
+}
+
+# --------------------------------------------------------------- tcpdump
+
+# start_capture PORT FILE: tcpdump on lo writing FILE, packet by packet,
+# the traffic of PORT; returns once packets to PORT are really captured
+start_capture() {
+	cap_port=$1
+	cap_file=$2
+	# as root, tcpdump would become user tcpdump before opening FILE in
+	# our private temp dir: stay who we are
+	zflag=
+	[ "$(id -u)" = 0 ] && zflag="-Z root"
+	# -s 8192 -B 32768: the ring holds a slot per packet of snaplen bytes in
+	# a buffer of 2 MiB by default, so -s 0 (256 KiB) left room for 8: a
+	# burst dropped our packets. Our largest message is under 2 KB; the load
+	# counts a cut packet, and checks there are none.
+	# shellcheck disable=SC2086
+	tcpdump -i lo -n -U --immediate-mode -s 8192 -B 32768 $zflag -w "$cap_file" \
+		"udp port $cap_port or tcp port $cap_port" 2>"$cap_file.log" &
+	cap_pid=$!
+	e2e_procs="$e2e_procs $cap_pid"
+	wait_for 10 grep -q "listening on lo" "$cap_file.log" ||
+		bail "tcpdump captures on lo (as $(id -un); it needs root or CAP_NET_RAW)" \
+			"$cap_file.log"
+	# listening: and writing? a query to the port must reach the file
+	i=0
+	while [ $i -lt 100 ]; do
+		dig @127.0.0.1 -p "$cap_port" +tries=1 +time=1 example.test SOA >/dev/null 2>&1
+		[ "$(wc -c <"$cap_file")" -gt 24 ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	bail "tcpdump writes what it captures" "$cap_file.log"
+}
+
+# stop_capture: the last exchange (zz-end, whose answer holds this run's
+# serial) must be in the file before tcpdump stops: then all before it is
+stop_capture() {
+	dig @127.0.0.1 -p "$cap_port" +tries=1 +time=1 zz-end.example.test TXT >/dev/null 2>&1
+	wait_for 10 grep -aq "end of capture $serial" "$cap_file" ||
+		not_ok "the capture's last answer reached the file"
+	kill -INT "$cap_pid"
+	wait "$cap_pid"
+	# (packets of others that happen to use the port count here too)
+	if grep -q "^0 packets dropped by kernel" "$cap_file.log"; then
+		ok "tcpdump: no packet dropped by the kernel"
+	else
+		not_ok "tcpdump: no packet dropped by the kernel" "$cap_file.log"
+	fi
+}
+
+# ------------------------------------------------------------- dnsnap serve
+
+# start_serve SNAP NOW [LOG]: dnsnap serve on 127.0.0.1, a port the kernel
+# picks; sets serve_port and serve_pid
+start_serve() {
+	serve_log=${3:-$tmp/serve.log}
+	"$build/dnsnap" serve "$1" --listen 127.0.0.1:0 --threads 2 --now "$2" 2>"$serve_log" &
+	serve_pid=$!
+	e2e_procs="$e2e_procs $serve_pid"
+	wait_for 10 grep -q "listening on 127.0.0.1:" "$serve_log" ||
+		bail "dnsnap serve starts" "$serve_log"
+	serve_port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' \
+		"$serve_log")
+	[ -n "$serve_port" ] || bail "dnsnap serve names its port" "$serve_log"
+}
+
+# counters: the last SIGUSR1 line of the serve log after a fresh SIGUSR1
+counters() {
+	before=$(grep -c "serve: counters: " "$serve_log")
+	kill -USR1 "$serve_pid"
+	wait_for 5 sh -c "[ \$(grep -c 'serve: counters: ' '$serve_log') -gt $before ]" ||
+		{ echo "no counters"; return 1; }
+	grep "serve: counters: " "$serve_log" | tail -1
+}
+# counter LINE NAME: one number of a counters line
+counter() { printf '%s' "$1" | sed -n "s/.*[ (]$2 \([0-9][0-9]*\).*/\1/p"; }
+
+# --------------------------------------------------------- the recording
+
+# record_answers: ask NSD every question of both zones with dig, as the
+# capture runs: without DO, then with DO (a resolver's cache keeps the
+# later answer for a question: the one with the signatures), every third
+# over TCP. dig -f: one process for many questions. (No CD: NSD 4.6 does
+# not copy CD into its responses, RFC 4035 3.1.6 notwithstanding, so a
+# CD=1 question cannot be told from the capture.)
+record_answers() {
+	: >"$tmp/rec.batch"
+	k=0
+	for q in $(queries_example | tr ' ' ':') $(queries_signed | tr ' ' ':'); do
+		k=$((k + 1))
+		tcp=
+		[ $((k % 3)) -eq 0 ] && tcp=+tcp
+		echo "${q%:*} ${q#*:} $tcp +nodnssec" >>"$tmp/rec.batch"
+		echo "${q%:*} ${q#*:} $tcp +dnssec" >>"$tmp/rec.batch"
+	done
+	dig @127.0.0.1 -p "$nsd_port" +tries=2 +time=2 -f "$tmp/rec.batch" >"$tmp/rec.out" 2>&1
+	asked=$(wc -l <"$tmp/rec.batch")
+	got=$(grep -c -- '->>HEADER<<-' "$tmp/rec.out")
+	ok_if "NSD answered all $asked recorded questions ($got)" [ "$got" -eq "$asked" ]
+	truncated=$(grep -c "Truncated, retrying in TCP mode" "$tmp/rec.out")
+}
