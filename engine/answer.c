@@ -52,7 +52,10 @@
  *   RRset's first record (only when the next record's Rec_Flags has SAME)
  *   and replayed, twice at most, so this stays allocation-free for RRsets
  *   of any size.
- * - TTL = max(0, TTL - age), age = max(0, (int32_t)(now - Inception)); with
+ * - TTL = min(max(0, TTL - age), left), age = max(0, (int32_t)(now -
+ *   Inception)), left = max(0, (int32_t)(Expiry - now)): no record outlives
+ *   its entry (a TTL the cache's policy capped, max_ttl or RFC 2308's
+ *   negative TTL, is served capped, as BIND and Unbound serve it); with
  *   o->stale every TTL is DNSNAP_STALE_TTL.
  * - Owners elided in the entry (mode QNAME, and SAME records of such
  *   RRsets) are written as the pointer 0xc00c to the echoed question, so the
@@ -349,6 +352,7 @@ typedef struct ctx {
 	ctab_t ct;
 	const dnsnap_query_t *q;
 	uint32_t age;
+	uint32_t left;           /* the entry's time left: no TTL above it */
 	int stale;
 } ctx_t;
 
@@ -400,7 +404,11 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 	} else {
 		put_name(w, &c->ct, rr->owner, rr->owner_len);
 	}
-	uint32_t ttl = c->stale ? DNSNAP_STALE_TTL : rr->ttl > c->age ? rr->ttl - c->age : 0;
+	uint32_t ttl = rr->ttl > c->age ? rr->ttl - c->age : 0;
+	if (ttl > c->left)
+		ttl = c->left;
+	if (c->stale)
+		ttl = DNSNAP_STALE_TTL;
 	wr_u16(w, rr->type);
 	wr_u16(w, rr->rclass);
 	wr_u32(w, ttl);
@@ -531,6 +539,8 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	c.q = q;
 	int32_t age = (int32_t)(o->now - h.inception);
 	c.age = age > 0 ? (uint32_t)age : 0;
+	int32_t left = (int32_t)(h.expiry - o->now);
+	c.left = left > 0 ? (uint32_t)left : 0;
 	c.stale = o->stale;
 
 	/* header (counts and flags filled at the end), then the question */

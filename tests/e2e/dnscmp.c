@@ -7,8 +7,9 @@
  * parses every record with ldns, so records compare as data, not as text.
  * (drill -w writes its reply in hex with ';' comments: read as wire too.)
  *
- *   dnscmp [--qname NAME] [--age N] AUTH CACHE   compare; exit 0 equal, 1 not
- *   dnscmp --batch [--qnames FILE] [--age N] AUTH CACHE
+ *   dnscmp [--qname NAME] [--age N [--max-ttl M]] AUTH CACHE   compare; exit 0
+ *                                                 equal, 1 not
+ *   dnscmp --batch [--qnames FILE] [--age N [--max-ttl M]] AUTH CACHE
  *   dnscmp --print FILE                          the canonical form compared
  *
  * A file is read as client output unless named wire:PATH. A reply starts at
@@ -41,8 +42,10 @@
  *   puts in a truncated reply is its own choice (the client asks again over
  *   TCP, and that reply is compared).
  * - TTLs: each record of the cache at most its twin's at the authority
- *   (the cache counts down); with --age N, exactly max(0, auth TTL - N):
- *   the cache served as N seconds after it stored the authority's answer.
+ *   (the cache counts down); with --age N, exactly max(0, min(auth TTL, M)
+ *   - N): the cache served as N seconds after it stored the authority's
+ *   answer, keeping it at most M seconds (--max-ttl, the cache's max_ttl;
+ *   a cache serves no TTL beyond the time it keeps the answer).
  *   With --age N, a cache reply REFUSED (a miss) is right, and an answer
  *   wrong, when the authority's answer lives N seconds or less: the
  *   smallest TTL of its answer section, for a negative answer its SOA's
@@ -509,6 +512,8 @@ static long lifetime(const msg_t *m)
 	return soa_neg >= 0 ? soa_neg : ns >= 0 ? ns : 0;
 }
 
+static uint32_t max_ttl = UINT32_MAX;
+
 static void compare(const msg_t *a, const msg_t *b, const char *qname, long age)
 {
 	const char *l = b->file;
@@ -580,7 +585,8 @@ static void compare(const msg_t *a, const msg_t *b, const char *qname, long age)
 		}
 		for (size_t i = 0; i < a->n[s]; i++) {
 			uint32_t ta = a->sec[s][i].ttl, tb = b->sec[s][i].ttl;
-			uint32_t want = age < 0 ? ta : ta > (uint32_t)age ? ta - (uint32_t)age : 0;
+			uint32_t tc = ta < max_ttl ? ta : max_ttl;
+			uint32_t want = age < 0 ? ta : tc > (uint32_t)age ? tc - (uint32_t)age : 0;
 			if (age < 0 ? tb > ta : tb != want)
 				differ(l, "%s %s: TTL %u, the authority's %u%s", sec_names[s],
 				       a->sec[s][i].key, tb, ta,
@@ -591,8 +597,8 @@ static void compare(const msg_t *a, const msg_t *b, const char *qname, long age)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: dnscmp [--qname NAME] [--age N] AUTH CACHE\n"
-			"       dnscmp --batch [--qnames FILE] [--age N] AUTH CACHE\n"
+	fprintf(stderr, "usage: dnscmp [--qname NAME] [--age N [--max-ttl M]] AUTH CACHE\n"
+			"       dnscmp --batch [--qnames FILE] [--age N [--max-ttl M]] AUTH CACHE\n"
 			"       dnscmp --print FILE\n"
 			"FILE: what dig, kdig or drill printed, or wire:PATH (a reply in wire form)\n");
 	return 2;
@@ -612,6 +618,8 @@ int main(int argc, char **argv)
 			qnames = argv[++i];
 		else if (strcmp(argv[i], "--age") == 0 && i + 1 < argc)
 			age = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--max-ttl") == 0 && i + 1 < argc)
+			max_ttl = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--print") == 0)
 			print = 1;
 		else if (strcmp(argv[i], "--batch") == 0)
