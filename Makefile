@@ -53,8 +53,7 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench bench-peers \
-	install \
-	uninstall clean help
+	install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 

@@ -39,7 +39,8 @@
 set -eu
 build=${1:-build}
 names=${2:-100000}
-secs=${PEERS_SECONDS:-20}
+secs=${PEERS_SECONDS:-10}
+rounds=${PEERS_ROUNDS:-3}
 out=${PEERS_OUT:-$build/peers}
 for c in dnsperf nsd unbound unbound-control kresd tcpdump mdb_stat dig ss; do
 	command -v $c >/dev/null || { echo "peers: needs $c (make bench-peers installs it)"; exit 2; }
@@ -95,9 +96,15 @@ stop() {
 mem() {
 	for p; do cat /proc/$p/smaps_rollup; done | awk '/^Pss:/{p+=$2} /^Pss_Anon:/{a+=$2} END{print p, a}'
 }
+# CPU time (clock ticks) of the processes PIDS so far, all their threads.
+cpu_ticks() {
+	for p; do cat /proc/$p/stat; done | sed 's/.*) //' | awk '{s += $12 + $13} END{print s}'
+}
+hz=$(getconf CLK_TCK)
 # key=value from a dnsprobe line: field FILE KEY
 field() { tr ' ' '\n' <"$1" | sed -n "s/^$2=//p"; }
-# dnsperf: perf NAME PORT LABEL ARGS... -> $log/NAME-LABEL.txt; prints "qps lost noerror%"
+# dnsperf: perf NAME PORT LABEL ARGS... -> $log/NAME-LABEL.txt;
+# prints "q/s lost noerror% completed"
 perf() {
 	n=$1 port=$2 label=$3
 	shift 3
@@ -105,7 +112,8 @@ perf() {
 	q=$(sed -n 's/^ *Queries per second: *\([0-9]*\).*/\1/p' "$log/$n-$label.txt")
 	l=$(sed -n 's/^ *Queries lost: *\([0-9]*\).*/\1/p' "$log/$n-$label.txt")
 	ok=$(sed -n 's/^ *Response codes:.*NOERROR [0-9]* (\([0-9.]*\)%).*/\1/p' "$log/$n-$label.txt")
-	echo "${q:-0} ${l:-?} ${ok:-0}"
+	d=$(sed -n 's/^ *Queries completed: *\([0-9]*\).*/\1/p' "$log/$n-$label.txt")
+	echo "${q:-0} ${l:-0} ${ok:-0} ${d:-0}"
 }
 # Every name once, one dnsperf pass: prints "noerror total"
 pass() {
@@ -318,24 +326,59 @@ say "dnsnap: first hit ${dn_first} us after the start; $dn_warm_ok/$names NOERRO
 
 # The same client settings for every server: one dnsperf thread with 4
 # clients and 200 queries in flight, and two threads, 8 clients, 500 in flight.
+# ROUNDS rounds, the servers in a rotating order within each, so that the
+# load of whatever else runs on the machine falls on all three alike; the
+# table gives the median of the rounds. Each dnsperf run also measures the
+# server's CPU time (utime + stime of all its processes) per answered query.
 S1="-c 4 -T 1 -q 200"
 S2="-c 8 -T 2 -q 500"
-for s in dn:dnsnap:$DN ub:unbound:$UB kr:kresd:$KR; do
-	k=${s%%:*} rest=${s#*:}
-	n=${rest%%:*} port=${rest#*:}
-	set -- $(perf "$n" "$port" t1 -l "$secs" $S1)
-	eval "${k}_q1=$1 ${k}_l1=$2 ${k}_ok1=$3"
-	set -- $(perf "$n" "$port" t2 -l "$secs" $S2)
-	eval "${k}_q2=$1 ${k}_l2=$2 ${k}_ok2=$3"
-	"$probe" lat 127.0.0.1 "$port" "$tmp/queries" -c 1 -l 5 >"$log/$n-lat1.txt" || true
-	"$probe" lat 127.0.0.1 "$port" "$tmp/queries" -c 16 -l 5 >"$log/$n-lat16.txt" || true
-	eval "${k}_p50a=$(field "$log/$n-lat1.txt" p50_us) ${k}_p99a=$(field "$log/$n-lat1.txt" p99_us)"
-	eval "${k}_p50b=$(field "$log/$n-lat16.txt" p50_us) ${k}_p99b=$(field "$log/$n-lat16.txt" p99_us)"
-	a=$(($(field "$log/$n-lat1.txt" answered) + $(field "$log/$n-lat16.txt" answered)))
-	h=$(($(field "$log/$n-lat1.txt" hits) + $(field "$log/$n-lat16.txt" hits)))
-	eval "${k}_hits=$h ${k}_answered=$a"
-	say "$n: $(sed -n 's/^ *Queries per second: *\([0-9]*\).*/\1/p' "$log/$n-t1.txt" "$log/$n-t2.txt" |
-		paste -sd/) q/s; hits $h/$a in the latency runs"
+mkdir -p "$tmp/res"
+order="dnsnap unbound kresd"
+r=1
+while [ $r -le "$rounds" ]; do
+	for n in $order; do
+		case $n in
+		dnsnap) port=$DN sp=$dn_pid ;;
+		unbound) port=$UB sp=$ub_pid ;;
+		kresd) port=$KR sp=$kr_pids ;;
+		esac
+		for t in 1 2; do
+			[ $t = 1 ] && set -- $S1 || set -- $S2
+			c0=$(cpu_ticks $sp)
+			set -- $(perf "$n" "$port" "t$t-$r" -l "$secs" "$@")
+			c1=$(cpu_ticks $sp)
+			echo "$1" >>"$tmp/res/$n.q$t"
+			echo "$2" >>"$tmp/res/$n.l$t"
+			echo "$3" >>"$tmp/res/$n.ok$t"
+			awk -v c=$((c1 - c0)) -v hz="$hz" -v n="$4" \
+				'BEGIN{printf "%.2f\n", n ? c * 1e6 / hz / n : 0}' >>"$tmp/res/$n.cpu$t"
+		done
+		for c in 1 16; do
+			"$probe" lat 127.0.0.1 "$port" "$tmp/queries" -c $c -l 3 >"$log/$n-lat$c-$r.txt" || true
+			for f in p50_us p99_us answered hits; do
+				field "$log/$n-lat$c-$r.txt" $f >>"$tmp/res/$n.lat$c.$f"
+			done
+		done
+		say "round $r, $n: $(tail -1 "$tmp/res/$n.q1") / $(tail -1 "$tmp/res/$n.q2") q/s," \
+			"$(tail -1 "$tmp/res/$n.cpu1") / $(tail -1 "$tmp/res/$n.cpu2") us CPU per query"
+	done
+	order="${order#* } ${order%% *}"
+	r=$((r + 1))
+done
+med() { sort -n "$tmp/res/$1" | awk '{a[NR] = $1} END{print a[int((NR + 1) / 2)]}'; }
+range() { sort -n "$tmp/res/$1" | awk 'NR == 1{lo = $1} {hi = $1} END{print lo "-" hi}'; }
+total() { awk '{s += $1} END{print s}' "$tmp/res/$1"; }
+lowest() { sort -n "$tmp/res/$1" | head -1; }
+list() { paste -sd, "$tmp/res/$1"; }
+for k in dn:dnsnap ub:unbound kr:kresd; do
+	p=${k%%:*} n=${k#*:}
+	eval "${p}_q1=$(med $n.q1) ${p}_q2=$(med $n.q2) ${p}_r1=$(range $n.q1) ${p}_r2=$(range $n.q2)"
+	eval "${p}_c1=$(med $n.cpu1) ${p}_c2=$(med $n.cpu2)"
+	eval "${p}_l1=$(total $n.l1) ${p}_l2=$(total $n.l2) ${p}_ok1=$(lowest $n.ok1) ${p}_ok2=$(lowest $n.ok2)"
+	eval "${p}_p50a=$(med $n.lat1.p50_us) ${p}_p99a=$(med $n.lat1.p99_us)"
+	eval "${p}_p50b=$(med $n.lat16.p50_us) ${p}_p99b=$(med $n.lat16.p99_us)"
+	eval "${p}_hits=$(($(total $n.lat1.hits) + $(total $n.lat16.hits)))"
+	eval "${p}_answered=$(($(total $n.lat1.answered) + $(total $n.lat16.answered)))"
 done
 kill -USR1 "$dn_pid"
 sleep 0.2
@@ -394,76 +437,114 @@ dn_first2=$(field "$log/dnsnap-first2.txt" first_hit_us)
 set -- $(pass dnsnap-after-restart "$DN")
 dn_kept=$1
 stop "$dn_pid"
+
+# Unbound's own cache into dnsnap: the warm Unbound's dump_cache text through
+# dnsnap load (when this dnsnap reads it), served with the authoritative down.
+ud_load_ms=null ud_entries=0 ud_first=none ud_kept=0 ud_bytes=0
+if "$build/dnsnap" help load 2>&1 | grep -q dump_cache; then
+	t0=$(date +%s%N)
+	"$build/dnsnap" load "$tmp/from-unbound.snap" "$tmp/unbound.dump" \
+		>"$log/dnsnap-load-unbound.txt" 2>&1 || true
+	ud_load_ms=$((($(date +%s%N) - t0) / 1000000))
+	"$build/dnsnap" info "$tmp/from-unbound.snap" >>"$log/dnsnap-load-unbound.txt" 2>&1 || true
+	ud_entries=$(sed -n 's/^entries: *\([0-9]*\).*/\1/p' "$log/dnsnap-load-unbound.txt")
+	ud_bytes=$(stat -c %s "$tmp/from-unbound.snap" 2>/dev/null || echo 0)
+	"$probe" first 127.0.0.1 "$DN" "$tmp/queries" -- \
+		"$build/dnsnap" serve "$tmp/from-unbound.snap" --listen "127.0.0.1:$DN" --threads 2 \
+		>"$log/dnsnap-unbound-first.txt" 2>>"$log/dnsnap-serve.log" || true
+	dn_pid=$(field "$log/dnsnap-unbound-first.txt" pid)
+	pids="$pids $dn_pid"
+	ud_first=$(field "$log/dnsnap-unbound-first.txt" first_hit_us)
+	set -- $(pass dnsnap-unbound-after-restart "$DN")
+	ud_kept=$1
+	stop "$dn_pid"
+	say "Unbound's dump through dnsnap load: ${ud_entries:-0} entries in $ud_load_ms ms;" \
+		"first hit $ud_first us; $ud_kept/$names hits"
+fi
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- 6. output
 per() { awk -v a="$1" -v n="$names" 'BEGIN{printf "%.0f", a / n}'; }
 kib() { awk -v a="$1" -v b="$2" -v n="$names" 'BEGIN{printf "%.0f", (b - a) * 1024 / n}'; }
-ms() { awk -v u="$1" 'BEGIN{ if (u == "none" || u == "") print "none"; else printf "%.1f", u / 1000}'; }
+ms() { awk -v u="$1" 'BEGIN{ if (u == "none" || u == "") print "null"; else printf "%.1f", u / 1000}'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", b ? a / b : 0}'; }
 best1=$ub_q1 best2=$ub_q2
 [ "$kr_q1" -gt "$best1" ] && best1=$kr_q1
 [ "$kr_q2" -gt "$best2" ] && best2=$kr_q2
-ratio1=$(awk -v a="$dn_q1" -v b="$best1" 'BEGIN{printf "%.2f", a / b}')
-ratio2=$(awk -v a="$dn_q2" -v b="$best2" 'BEGIN{printf "%.2f", a / b}')
-ub_speed=$(awk -v a="$ub_loaded_ms" -v b="$dn_first" 'BEGIN{printf "%.0f", a * 1000 / b}')
+ratio1=$(div "$dn_q1" "$best1")
+ratio2=$(div "$dn_q2" "$best2")
+ub_x=$(awk -v a="$ub_loaded_ms" -v b="$dn_first" 'BEGIN{printf "%.0f", a * 1000 / b}')
 elapsed=$(($(date +%s) - t_start))
 
 md=$out/results.md
 {
-	echo "Peer benchmark, $date_utc: $names names of the Big Pineapple mix, every server warm,"
-	echo "the authoritative stopped; $cpus CPUs ($cpu), load average $load0 at the start and"
-	echo "$load1 at the end; dnsnap $v_commit, Unbound $v_unbound, Knot Resolver $v_kresd, NSD $v_nsd,"
-	echo "dnsperf $v_dnsperf; 2 server threads each; client on the same cores; ${secs} s per dnsperf run."
+	echo "Peer benchmark, $date_utc: $names names of the Big Pineapple mix, every cache warm,"
+	echo "the authoritative server stopped. $cpus CPUs ($cpu), load average $load0 at the"
+	echo "start, $load1 at the end. dnsnap $v_commit, Unbound $v_unbound, Knot Resolver $v_kresd,"
+	echo "NSD $v_nsd, dnsperf $v_dnsperf. Every server 2 threads; the clients run on the same"
+	echo "cores. q/s and CPU: median of $rounds rounds of $secs s (range in brackets)."
 	echo
 	echo "| | dnsnap serve | Unbound | Knot Resolver |"
 	echo "|---|---|---|---|"
-	echo "| cache-hit q/s, dnsperf \`$S1\` | $dn_q1 | $ub_q1 | $kr_q1 |"
-	echo "| cache-hit q/s, dnsperf \`$S2\` | $dn_q2 | $ub_q2 | $kr_q2 |"
-	echo "| NOERROR (dnsperf, both runs) | $dn_ok1% / $dn_ok2% | $ub_ok1% / $ub_ok2% | $kr_ok1% / $kr_ok2% |"
-	echo "| queries lost (dnsperf, both runs) | $dn_l1 / $dn_l2 | $ub_l1 / $ub_l2 | $kr_l1 / $kr_l2 |"
-	echo "| latency p50 / p99, 1 in flight (us) | $dn_p50a / $dn_p99a | $ub_p50a / $ub_p99a | $kr_p50a / $kr_p99a |"
-	echo "| latency p50 / p99, 16 in flight (us) | $dn_p50b / $dn_p99b | $ub_p50b / $ub_p99b | $kr_p50b / $kr_p99b |"
+	echo "| cache-hit q/s, dnsperf \`$S1\` | $dn_q1 ($dn_r1) | $ub_q1 ($ub_r1) | $kr_q1 ($kr_r1) |"
+	echo "| cache-hit q/s, dnsperf \`$S2\` | $dn_q2 ($dn_r2) | $ub_q2 ($ub_r2) | $kr_q2 ($kr_r2) |"
+	echo "| server CPU per query, us (the two settings) | $dn_c1 / $dn_c2 | $ub_c1 / $ub_c2 | $kr_c1 / $kr_c2 |"
+	echo "| NOERROR, lowest of the dnsperf runs | $dn_ok1% / $dn_ok2% | $ub_ok1% / $ub_ok2% | $kr_ok1% / $kr_ok2% |"
+	echo "| queries lost, all dnsperf runs | $dn_l1 / $dn_l2 | $ub_l1 / $ub_l2 | $kr_l1 / $kr_l2 |"
+	echo "| latency p50 / p99, 1 in flight, us | $dn_p50a / $dn_p99a | $ub_p50a / $ub_p99a | $kr_p50a / $kr_p99a |"
+	echo "| latency p50 / p99, 16 in flight, us | $dn_p50b / $dn_p99b | $ub_p50b / $ub_p99b | $kr_p50b / $kr_p99b |"
 	echo "| hits among the latency runs' replies | $dn_hits / $dn_answered | $ub_hits / $ub_answered | $kr_hits / $kr_answered |"
-	echo "| warm start: process start to first hit (ms) | $(ms "$dn_first") / $(ms "$dn_first2") | $(ms "$ub_first") | $(ms "$kr_first") |"
-	echo "| warm start: whole cache usable (ms) | $(ms "$dn_first") (mapped) | $ub_loaded_ms (load_cache done) | $(ms "$kr_first") (LMDB) |"
+	echo "| warm start: process start to first hit, ms | $(ms "$dn_first") / $(ms "$dn_first2") | $(ms "$ub_first") | $(ms "$kr_first") |"
+	echo "| warm start: whole cache usable, ms | $(ms "$dn_first") (mapped) | $ub_loaded_ms (load_cache done) | $(ms "$kr_first") (LMDB) |"
 	echo "| hits after the restart, every name once | $dn_kept / $names | $ub_kept / $names | $kr_kept / $names |"
 	echo "| memory per name: Pss growth (anonymous), bytes | $(kib "$dn_mem0" "$dn_mem1") ($(kib "$dn_anon0" "$dn_anon1")) | $(kib "$ub_mem0" "$ub_mem1") ($(kib "$ub_anon0" "$ub_anon1")) | $(kib "$kr_mem0" "$kr_mem1") ($(kib "$kr_anon0" "$kr_anon1")) |"
 	echo "| disk per name, bytes | $(per "$snap_bytes") (snapshot) | $(per "$dump_bytes") (dump_cache text) | $(per "$kr_bytes") (data.mdb pages used) |"
 	echo
-	echo "dnsnap / best peer, q/s: $ratio1 (\`$S1\`), $ratio2 (\`$S2\`); target 1.5."
-	echo "Unbound's load_cache finished ${ub_speed}x later than dnsnap's first hit."
+	echo "dnsnap / best peer, q/s: $ratio1 (\`$S1\`), $ratio2 (\`$S2\`); the target is 1.5."
+	echo "Unbound's load_cache was done ${ub_x}x later than dnsnap's first hit."
+	if [ "$ud_load_ms" != null ]; then
+		echo "Unbound's dump through \`dnsnap load\`: $ud_entries entries in $ud_load_ms ms, then"
+		echo "\`dnsnap serve\` on it: first hit $(ms "$ud_first") ms, $ud_kept / $names hits."
+	fi
 	echo "Whole run: $elapsed s."
 } >"$md"
+# One server's figures as JSON members: srv_json PREFIX NAME
+srv_json() {
+	eval "q1=\$${1}_q1 q2=\$${1}_q2 c1=\$${1}_c1 c2=\$${1}_c2 ok1=\$${1}_ok1 ok2=\$${1}_ok2"
+	eval "l1=\$${1}_l1 l2=\$${1}_l2 a50=\$${1}_p50a a99=\$${1}_p99a b50=\$${1}_p50b b99=\$${1}_p99b"
+	eval "hits=\$${1}_hits ans=\$${1}_answered kept=\$${1}_kept"
+	eval "pss=\$((${1}_mem1 - ${1}_mem0)) anon=\$((${1}_anon1 - ${1}_anon0))"
+	printf '"qps_t1": %s, "qps_t2": %s, "qps_t1_rounds": [%s], "qps_t2_rounds": [%s],\n' \
+		"$q1" "$q2" "$(list "$2.q1")" "$(list "$2.q2")"
+	printf '      "cpu_us_per_query": [%s, %s], "noerror_pct_lowest": [%s, %s], "lost": [%s, %s],\n' \
+		"$c1" "$c2" "$ok1" "$ok2" "$l1" "$l2"
+	printf '      "lat1_p50_us": %s, "lat1_p99_us": %s, "lat16_p50_us": %s, "lat16_p99_us": %s,\n' \
+		"$a50" "$a99" "$b50" "$b99"
+	printf '      "hits": %s, "answered": %s, "hits_after_restart": %s,\n' "$hits" "$ans" "$kept"
+	printf '      "pss_growth_kib": %s, "anon_growth_kib": %s,' "$pss" "$anon"
+}
 cat >"$out/results.json" <<EOF
 {
-  "date": "$date_utc", "names": $names, "seconds": $secs,
+  "date": "$date_utc", "names": $names, "seconds": $secs, "rounds": $rounds,
   "machine": {"nproc": $cpus, "cpu": "$cpu", "loadavg_start": "$load0", "loadavg_end": "$load1"},
   "versions": {"dnsnap": "$v_commit", "unbound": "$v_unbound", "kresd": "$v_kresd", "nsd": "$v_nsd",
                "dnsperf": "$v_dnsperf"},
   "client_settings": {"t1": "$S1", "t2": "$S2"},
   "servers": {
-    "dnsnap": {"qps_t1": $dn_q1, "qps_t2": $dn_q2, "noerror_pct": [$dn_ok1, $dn_ok2],
-               "lat1_p50_us": $dn_p50a, "lat1_p99_us": $dn_p99a, "lat16_p50_us": $dn_p50b,
-               "lat16_p99_us": $dn_p99b, "hits": $dn_hits, "answered": $dn_answered,
-               "first_hit_ms": $(ms "$dn_first"), "cache_usable_ms": $(ms "$dn_first"),
-               "hits_after_restart": $dn_kept, "pss_growth_kib": $((dn_mem1 - dn_mem0)),
-               "anon_growth_kib": $((dn_anon1 - dn_anon0)), "disk_bytes": $snap_bytes,
-               "entries": $snap_entries, "load_ms": $load_ms},
-    "unbound": {"qps_t1": $ub_q1, "qps_t2": $ub_q2, "noerror_pct": [$ub_ok1, $ub_ok2],
-                "lat1_p50_us": $ub_p50a, "lat1_p99_us": $ub_p99a, "lat16_p50_us": $ub_p50b,
-                "lat16_p99_us": $ub_p99b, "hits": $ub_hits, "answered": $ub_answered,
-                "first_hit_ms": $(ms "$ub_first"), "control_ready_ms": $ub_ready_ms,
-                "cache_usable_ms": $ub_loaded_ms, "hits_after_restart": $ub_kept,
-                "pss_growth_kib": $((ub_mem1 - ub_mem0)), "anon_growth_kib": $((ub_anon1 - ub_anon0)),
-                "disk_bytes": $dump_bytes, "dump_msgs": $dump_msgs, "dump_ms": $dump_ms},
-    "kresd": {"qps_t1": $kr_q1, "qps_t2": $kr_q2, "noerror_pct": [$kr_ok1, $kr_ok2],
-              "lat1_p50_us": $kr_p50a, "lat1_p99_us": $kr_p99a, "lat16_p50_us": $kr_p50b,
-              "lat16_p99_us": $kr_p99b, "hits": $kr_hits, "answered": $kr_answered,
-              "first_hit_ms": $(ms "$kr_first"), "cache_usable_ms": $(ms "$kr_first"),
-              "hits_after_restart": $kr_kept, "pss_growth_kib": $((kr_mem1 - kr_mem0)),
-              "anon_growth_kib": $((kr_anon1 - kr_anon0)), "disk_bytes": $kr_bytes,
-              "data_mdb_allocated_kib": $kr_file}
+    "dnsnap": {$(srv_json dn dnsnap)
+      "first_hit_ms": [$(ms "$dn_first"), $(ms "$dn_first2")], "cache_usable_ms": $(ms "$dn_first"),
+      "disk_bytes": $snap_bytes, "entries": ${snap_entries:-0}, "load_ms": $load_ms},
+    "unbound": {$(srv_json ub unbound)
+      "first_hit_ms": $(ms "$ub_first"), "control_ready_ms": $ub_ready_ms,
+      "cache_usable_ms": $ub_loaded_ms, "disk_bytes": $dump_bytes, "dump_msgs": $dump_msgs,
+      "dump_ms": $dump_ms},
+    "kresd": {$(srv_json kr kresd)
+      "first_hit_ms": $(ms "$kr_first"), "cache_usable_ms": $(ms "$kr_first"),
+      "disk_bytes": $kr_bytes, "data_mdb_allocated_kib": $kr_file}
   },
+  "dnsnap_from_unbound_dump": {"load_ms": $ud_load_ms, "entries": ${ud_entries:-0},
+                               "disk_bytes": $ud_bytes, "first_hit_ms": $(ms "$ud_first"),
+                               "hits": $ud_kept},
   "ratio_qps_t1": $ratio1, "ratio_qps_t2": $ratio2, "elapsed_s": $elapsed
 }
 EOF
