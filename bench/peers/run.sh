@@ -94,7 +94,8 @@ stop() {
 }
 # Pss, Pss_Anon (kB) summed over the processes PIDS.
 mem() {
-	for p; do cat /proc/$p/smaps_rollup; done | awk '/^Pss:/{p+=$2} /^Pss_Anon:/{a+=$2} END{print p, a}'
+	for p; do cat /proc/$p/smaps_rollup; done |
+		awk '/^Pss:/{p += $2} /^Pss_Anon:/{a += $2} END{print p, a}'
 }
 # CPU time (clock ticks) of the processes PIDS so far, all their threads.
 cpu_ticks() {
@@ -253,7 +254,8 @@ unbound-control -c "$tmp/unbound/unbound.conf" dump_cache >"$tmp/unbound.dump"
 dump_ms=$((($(date +%s%N) - t0) / 1000000))
 dump_bytes=$(stat -c %s "$tmp/unbound.dump")
 dump_msgs=$(grep -c '^msg ' "$tmp/unbound.dump" || true)
-say "Unbound: $ub_warm_ok/$names NOERROR while warming; dump_cache: $dump_msgs messages, $dump_bytes bytes, $dump_ms ms"
+say "Unbound: $ub_warm_ok/$names NOERROR while warming;" \
+	"dump_cache: $dump_msgs messages, $dump_bytes bytes, $dump_ms ms"
 
 # Knot Resolver: FORWARD, not STUB: kresd 5.6 caches a STUB answer as a packet
 # whose TTL comes out at cache.min_ttl (5 s), so STUB leaves no warm cache.
@@ -298,7 +300,8 @@ kr_pages=$(mdb_stat -e "$tmp/kresd/cache" | sed -n 's/^ *Number of pages used: *
 kr_psize=$(mdb_stat -e "$tmp/kresd/cache" | sed -n 's/^ *Page size: *//p')
 kr_bytes=$((kr_pages * kr_psize))
 kr_file=$(du -k "$tmp/kresd/cache/data.mdb" | cut -f1)
-say "kresd: $kr_warm_ok/$names NOERROR while warming; data.mdb: $kr_bytes bytes used ($kr_file KiB allocated)"
+say "kresd: $kr_warm_ok/$names NOERROR while warming;" \
+	"data.mdb: $kr_bytes bytes used ($kr_file KiB allocated)"
 
 # ---------------------------------------------------------------- 3. cache hits only
 stop $nsd_pid
@@ -374,7 +377,8 @@ for k in dn:dnsnap ub:unbound kr:kresd; do
 	p=${k%%:*} n=${k#*:}
 	eval "${p}_q1=$(med $n.q1) ${p}_q2=$(med $n.q2) ${p}_r1=$(range $n.q1) ${p}_r2=$(range $n.q2)"
 	eval "${p}_c1=$(med $n.cpu1) ${p}_c2=$(med $n.cpu2)"
-	eval "${p}_l1=$(total $n.l1) ${p}_l2=$(total $n.l2) ${p}_ok1=$(lowest $n.ok1) ${p}_ok2=$(lowest $n.ok2)"
+	eval "${p}_l1=$(total $n.l1) ${p}_l2=$(total $n.l2)"
+	eval "${p}_ok1=$(lowest $n.ok1) ${p}_ok2=$(lowest $n.ok2)"
 	eval "${p}_p50a=$(med $n.lat1.p50_us) ${p}_p99a=$(med $n.lat1.p99_us)"
 	eval "${p}_p50b=$(med $n.lat16.p50_us) ${p}_p99b=$(med $n.lat16.p99_us)"
 	eval "${p}_hits=$(($(total $n.lat1.hits) + $(total $n.lat16.hits)))"
@@ -394,7 +398,8 @@ unbound -d -c $tmp/unbound/unbound.conf 2>>$log/unbound.log &
 echo \$! >$tmp/unbound/pid2
 until unbound-control -c $tmp/unbound/unbound.conf status >/dev/null 2>&1; do sleep 0.002; done
 date +%s%N >$tmp/unbound/t-ready
-unbound-control -c $tmp/unbound/unbound.conf load_cache <$tmp/unbound.dump >$log/unbound-load.txt 2>&1
+unbound-control -c $tmp/unbound/unbound.conf load_cache <$tmp/unbound.dump \
+	>$log/unbound-load.txt 2>&1
 date +%s%N >$tmp/unbound/t-loaded
 wait
 EOF
@@ -412,7 +417,8 @@ ub_loaded_ms=$((($(cat "$tmp/unbound/t-loaded") - $(cat "$tmp/unbound/t-start"))
 set -- $(pass unbound-after-restart "$UB")
 ub_kept=$1
 stop "$ub_pid2"
-say "Unbound: first hit $ub_first us, control ready $ub_ready_ms ms, load_cache done $ub_loaded_ms ms; $ub_kept/$names hits after"
+say "Unbound: first hit $ub_first us, control ready $ub_ready_ms ms," \
+	"load_cache done $ub_loaded_ms ms; $ub_kept/$names hits after"
 
 # kresd: both processes stopped and started again on the cache directory.
 for p in $kr_pids; do stop "$p"; done
@@ -466,7 +472,9 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 # ---------------------------------------------------------------- 6. output
 per() { awk -v a="$1" -v n="$names" 'BEGIN{printf "%.0f", a / n}'; }
 kib() { awk -v a="$1" -v b="$2" -v n="$names" 'BEGIN{printf "%.0f", (b - a) * 1024 / n}'; }
-ms() { awk -v u="$1" 'BEGIN{ if (u == "none" || u == "") print "null"; else printf "%.1f", u / 1000}'; }
+ms() { # microseconds (or none) to milliseconds (or null)
+	awk -v u="$1" 'BEGIN{if (u == "none" || u == "") print "null"; else printf "%.1f", u / 1000}'
+}
 div() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", b ? a / b : 0}'; }
 best1=$ub_q1 best2=$ub_q2
 [ "$kr_q1" -gt "$best1" ] && best1=$kr_q1
@@ -476,6 +484,7 @@ ratio2=$(div "$dn_q2" "$best2")
 ub_x=$(awk -v a="$ub_loaded_ms" -v b="$dn_first" 'BEGIN{printf "%.0f", a * 1000 / b}')
 elapsed=$(($(date +%s) - t_start))
 
+row() { printf '| %s | %s | %s | %s |\n' "$@"; }
 md=$out/results.md
 {
 	echo "Peer benchmark, $date_utc: $names names of the Big Pineapple mix, every cache warm,"
@@ -484,21 +493,33 @@ md=$out/results.md
 	echo "NSD $v_nsd, dnsperf $v_dnsperf. Every server 2 threads; the clients run on the same"
 	echo "cores. q/s and CPU: median of $rounds rounds of $secs s (range in brackets)."
 	echo
-	echo "| | dnsnap serve | Unbound | Knot Resolver |"
+	row "" "dnsnap serve" Unbound "Knot Resolver"
 	echo "|---|---|---|---|"
-	echo "| cache-hit q/s, dnsperf \`$S1\` | $dn_q1 ($dn_r1) | $ub_q1 ($ub_r1) | $kr_q1 ($kr_r1) |"
-	echo "| cache-hit q/s, dnsperf \`$S2\` | $dn_q2 ($dn_r2) | $ub_q2 ($ub_r2) | $kr_q2 ($kr_r2) |"
-	echo "| server CPU per query, us (the two settings) | $dn_c1 / $dn_c2 | $ub_c1 / $ub_c2 | $kr_c1 / $kr_c2 |"
-	echo "| NOERROR, lowest of the dnsperf runs | $dn_ok1% / $dn_ok2% | $ub_ok1% / $ub_ok2% | $kr_ok1% / $kr_ok2% |"
-	echo "| queries lost, all dnsperf runs | $dn_l1 / $dn_l2 | $ub_l1 / $ub_l2 | $kr_l1 / $kr_l2 |"
-	echo "| latency p50 / p99, 1 in flight, us | $dn_p50a / $dn_p99a | $ub_p50a / $ub_p99a | $kr_p50a / $kr_p99a |"
-	echo "| latency p50 / p99, 16 in flight, us | $dn_p50b / $dn_p99b | $ub_p50b / $ub_p99b | $kr_p50b / $kr_p99b |"
-	echo "| hits among the latency runs' replies | $dn_hits / $dn_answered | $ub_hits / $ub_answered | $kr_hits / $kr_answered |"
-	echo "| warm start: process start to first hit, ms | $(ms "$dn_first") / $(ms "$dn_first2") | $(ms "$ub_first") | $(ms "$kr_first") |"
-	echo "| warm start: whole cache usable, ms | $(ms "$dn_first") (mapped) | $ub_loaded_ms (load_cache done) | $(ms "$kr_first") (LMDB) |"
-	echo "| hits after the restart, every name once | $dn_kept / $names | $ub_kept / $names | $kr_kept / $names |"
-	echo "| memory per name: Pss growth (anonymous), bytes | $(kib "$dn_mem0" "$dn_mem1") ($(kib "$dn_anon0" "$dn_anon1")) | $(kib "$ub_mem0" "$ub_mem1") ($(kib "$ub_anon0" "$ub_anon1")) | $(kib "$kr_mem0" "$kr_mem1") ($(kib "$kr_anon0" "$kr_anon1")) |"
-	echo "| disk per name, bytes | $(per "$snap_bytes") (snapshot) | $(per "$dump_bytes") (dump_cache text) | $(per "$kr_bytes") (data.mdb pages used) |"
+	row "cache-hit q/s, dnsperf \`$S1\`" "$dn_q1 ($dn_r1)" "$ub_q1 ($ub_r1)" "$kr_q1 ($kr_r1)"
+	row "cache-hit q/s, dnsperf \`$S2\`" "$dn_q2 ($dn_r2)" "$ub_q2 ($ub_r2)" "$kr_q2 ($kr_r2)"
+	row "server CPU per query, us (the two settings)" "$dn_c1 / $dn_c2" "$ub_c1 / $ub_c2" \
+		"$kr_c1 / $kr_c2"
+	row "NOERROR, lowest of the dnsperf runs" "$dn_ok1% / $dn_ok2%" "$ub_ok1% / $ub_ok2%" \
+		"$kr_ok1% / $kr_ok2%"
+	row "queries lost, all dnsperf runs" "$dn_l1 / $dn_l2" "$ub_l1 / $ub_l2" "$kr_l1 / $kr_l2"
+	row "latency p50 / p99, 1 in flight, us" "$dn_p50a / $dn_p99a" "$ub_p50a / $ub_p99a" \
+		"$kr_p50a / $kr_p99a"
+	row "latency p50 / p99, 16 in flight, us" "$dn_p50b / $dn_p99b" "$ub_p50b / $ub_p99b" \
+		"$kr_p50b / $kr_p99b"
+	row "hits among the latency runs' replies" "$dn_hits / $dn_answered" "$ub_hits / $ub_answered" \
+		"$kr_hits / $kr_answered"
+	row "warm start: process start to first hit, ms" "$(ms "$dn_first") / $(ms "$dn_first2")" \
+		"$(ms "$ub_first")" "$(ms "$kr_first")"
+	row "warm start: whole cache usable, ms" "$(ms "$dn_first") (mapped)" \
+		"$ub_loaded_ms (load_cache done)" "$(ms "$kr_first") (LMDB)"
+	row "hits after the restart, every name once" "$dn_kept / $names" "$ub_kept / $names" \
+		"$kr_kept / $names"
+	row "memory per name: Pss growth (anonymous), bytes" \
+		"$(kib "$dn_mem0" "$dn_mem1") ($(kib "$dn_anon0" "$dn_anon1"))" \
+		"$(kib "$ub_mem0" "$ub_mem1") ($(kib "$ub_anon0" "$ub_anon1"))" \
+		"$(kib "$kr_mem0" "$kr_mem1") ($(kib "$kr_anon0" "$kr_anon1"))"
+	row "disk per name, bytes" "$(per "$snap_bytes") (snapshot)" \
+		"$(per "$dump_bytes") (dump_cache text)" "$(per "$kr_bytes") (data.mdb pages used)"
 	echo
 	echo "dnsnap / best peer, q/s: $ratio1 (\`$S1\`), $ratio2 (\`$S2\`); the target is 1.5."
 	echo "Unbound's load_cache was done ${ub_x}x later than dnsnap's first hit."
