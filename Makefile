@@ -26,6 +26,9 @@ DEMO_ENTRIES ?= 200000
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
        unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps
+# ...and those of the peer benchmark (make bench-peers installs them; make test does not).
+PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils
+PEERS_NAMES ?= 100000
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -51,23 +54,28 @@ FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
-.PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench install \
-	uninstall clean help
+.PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench bench-peers \
+	install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
 all: $(BUILD)/libdnsnap.a $(BUILD)/dnsnap         ## library and CLI
 
-deps:                                              ## install missing Debian packages
-	@missing=$$(for p in $(PKGS); do \
+# $(call install_missing,PACKAGES,WHO): apt-get install those of PACKAGES not installed
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
-		echo "make deps: installing" $$missing; \
+		echo "$(2): installing" $$missing; \
 		$(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 \
 			install -y -qq $$missing; \
 	fi
+endef
+
+deps:                                              ## install missing Debian packages
+	$(call install_missing,$(PKGS),make deps)
 
 run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run the demo
 	$(BUILD)/dnsnap demo spec/vectors/valid/*.msg
@@ -120,6 +128,10 @@ bench: deps $(BENCH_BIN)                           ## benchmarks (BENCH_ARGS=--j
 	$(BUILD)/bench_cache $(BENCH_ARGS)
 	$(BUILD)/bench_snap $(BENCH_ARGS)
 	$(BUILD)/bench_export $(BENCH_ARGS)
+
+bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs Unbound, kresd (PEERS_NAMES)
+	$(call install_missing,$(PKGS_PEERS),make bench-peers)
+	bench/peers/run.sh $(BUILD) $(PEERS_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 install: all                                       ## library, headers, .pc, CLI, man page in PREFIX
@@ -183,6 +195,13 @@ $(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mi
 $(BUILD)/dnscmp: tests/e2e/dnscmp.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $< -lldns -o $@
+
+# The peer benchmark's zone generator (the mix as zone text) and its latency and warm-start client.
+$(BUILD)/peers_mkzone: $(BUILD)/bench/peers/mkzone.o $(BUILD)/bench/mix.o
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(BUILD)/peers_dnsprobe: $(BUILD)/bench/peers/dnsprobe.o
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library and the CLI's dump reader
 # (cli/unbound.c, which parses with ldns) compiled in.
