@@ -25,7 +25,12 @@ for t in tests/e2e/auth_clients.sh tests/e2e/bad_traffic.sh tests/e2e/unbound_ro
 	p=$(grep -c '^ok - ' "$out")
 	f=$(grep '^not ok - ' "$out" | grep -vc '# TODO')
 	d=$(grep '^not ok - ' "$out" | grep -c '# TODO')
-	[ "$rc" -eq 77 ] && { echo "# $name: skipped"; continue; }
+	# a skip (exit 77: a tool missing or a server that would not start) is a
+	# failure where everything must run (CI sets DNSNAP_E2E_NO_SKIP)
+	if [ "$rc" -eq 77 ] && [ -z "${DNSNAP_E2E_NO_SKIP:-}" ]; then
+		echo "# $name: skipped"
+		continue
+	fi
 	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
 	pass=$((pass + p))
 	fail=$((fail + f))
