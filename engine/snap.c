@@ -912,66 +912,72 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 	return dnsnap__snap_answer(s, q, now, max_size, 0, 0, 1232, out, cap, out_len);
 }
 
+/* verify's walk (dnsnap_snap_foreach: in key order, every record inside the file) */
+typedef struct vctx {
+	const dnsnap_snap_t *s;
+	const dnsnap_progress_t *pr;
+	dnsnap_diag_t *d;
+	XXH3_state_t *xs;
+	const uint8_t *prev;     /* the previous key, in the map */
+	size_t prev_len;
+	uint64_t n;
+	int err;
+} vctx_t;
+
+static int verify_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	vctx_t *v = arg;
+	dnsnap_key_t k;
+	dnsnap_diag_t ed;
+	char kname[300];
+	int e;
+	if ((e = dnsnap_key_decode(key, key_len, &k, &ed)) != DNSNAP_OK)
+		v->err = dnsnap__diag(v->d, e, ed.offset, "%s: entry %llu: key: %s", v->s->path,
+				      (unsigned long long)v->n, ed.msg);
+	else if ((e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
+		dnsnap__key_text(&k, kname, sizeof kname);
+		v->err = dnsnap__diag(v->d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
+				      v->s->path, (unsigned long long)v->n, kname, ed.offset, ed.msg);
+	} else if (v->n > 0 && dnsnap_key_cmp(v->prev, v->prev_len, key, key_len) >= 0)
+		v->err = dnsnap__diag(v->d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order",
+				      v->s->path, (unsigned long long)v->n);
+	if (v->err != DNSNAP_OK)
+		return 1;
+	record_digest(v->xs, key, key_len, entry, entry_len);
+	v->prev = key;
+	v->prev_len = key_len;
+	if (++v->n % DNSNAP_PROGRESS_EVERY == 0 && v->pr != NULL && v->pr->fn != NULL)
+		v->pr->fn(v->pr->arg, v->n, v->s->info.entry_count);
+	return 0;
+}
+
 int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_diag_t *d)
 {
 	if (s == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	if (XXH3_64bits(s->map, s->data_len) != s->file_hash)
 		return dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: file checksum mismatch", s->path);
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
-	if (rc == 0 && (rc = mdb_cursor_open(txn, s->entries, &cur)) != 0)
-		mdb_txn_abort(txn);
-	if (rc != 0)
-		return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
-	XXH3_state_t *xs = XXH3_createState();
-	if (xs == NULL) {
-		mdb_cursor_close(cur);
-		mdb_txn_abort(txn);
+	vctx_t v = { .s = s, .pr = pr, .d = d, .xs = XXH3_createState() };
+	if (v.xs == NULL)
 		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
-	}
-	XXH3_64bits_reset(xs);
-	MDB_val k, v, pk = { 0, NULL };
-	uint64_t n = 0;
-	int err = DNSNAP_OK;
-	dnsnap_key_t key;
-	dnsnap_diag_t ed;
-	while (err == DNSNAP_OK && (rc = mdb_cursor_get(cur, &k, &v, n ? MDB_NEXT : MDB_FIRST)) == 0) {
-		char kname[300];
-		int e;
-		if (!in_data(s, k.mv_data, k.mv_size) || !in_data(s, v.mv_data, v.mv_size)) {
-			err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: entry %llu lies outside the file",
-				   s->path, (unsigned long long)n);
-			break;
-		}
-		if ((e = dnsnap_key_decode(k.mv_data, k.mv_size, &key, &ed)) != DNSNAP_OK)
-			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", s->path,
-				   (unsigned long long)n, ed.msg);
-		else if ((e = dnsnap_entry_validate(v.mv_data, v.mv_size, &ed)) != DNSNAP_OK) {
-			dnsnap__key_text(&key, kname, sizeof kname);
-			err = dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
-				   s->path, (unsigned long long)n, kname, ed.offset, ed.msg);
-		} else if (n > 0 && dnsnap_key_cmp(pk.mv_data, pk.mv_size, k.mv_data, k.mv_size) >= 0)
-			err = dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order", s->path,
-				   (unsigned long long)n);
-		record_digest(xs, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
-		pk = k;
-		if (++n % DNSNAP_PROGRESS_EVERY == 0 && pr != NULL && pr->fn != NULL)
-			pr->fn(pr->arg, n, s->info.entry_count);
-	}
+	XXH3_64bits_reset(v.xs);
+	int err = dnsnap_snap_foreach(s, verify_one, &v);
 	if (pr != NULL && pr->fn != NULL)
-		pr->fn(pr->arg, n, s->info.entry_count);
-	if (err == DNSNAP_OK && rc != MDB_NOTFOUND && rc != 0)
-		err = dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", s->path, mdb_strerror(rc));
-	if (err == DNSNAP_OK && n != s->info.entry_count)
+		pr->fn(pr->arg, v.n, s->info.entry_count);
+	if (err == 1)
+		err = v.err; /* an entry's problem, named */
+	else if (err == DNSNAP_ECHECKSUM)
+		err = dnsnap__diag(d, err, 0, "%s: entry %llu lies outside the file", s->path,
+				   (unsigned long long)v.n);
+	else if (err != DNSNAP_OK)
+		err = dnsnap__diag(d, err, 0, "%s: %s", s->path, dnsnap_strerror(err));
+	if (err == DNSNAP_OK && v.n != s->info.entry_count)
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 20, "%s: %llu entries, the meta record says %llu",
-			   s->path, (unsigned long long)n, (unsigned long long)s->info.entry_count);
-	if (err == DNSNAP_OK && XXH3_64bits_digest(xs) != s->info.digest)
+			   s->path, (unsigned long long)v.n, (unsigned long long)s->info.entry_count);
+	if (err == DNSNAP_OK && XXH3_64bits_digest(v.xs) != s->info.digest)
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 30, "%s: digest mismatch", s->path);
-	XXH3_freeState(xs);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
+	XXH3_freeState(v.xs);
 	return err;
 }
 
