@@ -1,5 +1,5 @@
 /*
- * cache_internal.h: what snap.c needs from cache.c. Not installed.
+ * cache_internal.h: what the snapshot code (snap_write.c, snap_read.c) needs from cache.c. Not installed.
  */
 #ifndef DNSNAP_CACHE_INTERNAL_H
 #define DNSNAP_CACHE_INTERNAL_H

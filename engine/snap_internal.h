@@ -1,0 +1,14 @@
+/*
+ * snap_internal.h: what the snapshot writer (snap_write.c) and reader
+ * (snap_read.c) share: the byte strings and sizes of spec/FORMAT.md,
+ * "Snapshot". Not installed.
+ */
+#ifndef DNSNAP_SNAP_INTERNAL_H
+#define DNSNAP_SNAP_INTERNAL_H
+
+#define TRAILER_LEN 24
+#define META_KEY "meta"
+#define SNAP_MAGIC "\xd5NSP"      /* the meta record's Magic_Number */
+#define TRAILER_MAGIC "\xd5NST"   /* the trailer's */
+
+#endif

@@ -1,0 +1,520 @@
+/*
+ * snap_write.c: writing snapshots (spec/FORMAT.md, "Snapshot"):
+ *
+ *   [ LMDB pages: databases "entries" (key -> entry) and "meta" ][ Trailer ]
+ *
+ * The live entries are copied out of the cache shard by shard (lookups go
+ * on), sorted by key, appended with MDB_APPEND into a file beside the target
+ * (PATH.tmp.PID, mode 0600, no lock file), meta record last; then synced,
+ * the 24-byte trailer (a checksum of every byte before it) appended and
+ * synced, and the file renamed over PATH, the directory synced. A crash at
+ * any point leaves PATH as it was; the next write removes temporaries whose
+ * writer is dead.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <xxhash.h>
+
+#include "../format/internal.h"
+#include "alloc.h"
+#include "cache_internal.h"
+#include "dnsnap.h"
+#include "record.h"
+#include "snap_internal.h"
+
+#define COMMIT_BYTES (64u << 20)   /* bound each write transaction's dirty pages */
+
+/* ----------------------------------------------------------------- write */
+
+typedef struct rec {
+	uint64_t prefix;         /* the key's first 8 bytes, big-endian, zero-padded */
+	const uint8_t *key;
+	uint32_t key_len;
+	uint32_t entry_len;
+} rec_t;
+
+/* Key order: the prefixes decide most comparisons without touching the keys. */
+static int rec_cmp(const void *a, const void *b)
+{
+	const rec_t *x = a, *y = b;
+	if (x->prefix != y->prefix)
+		return x->prefix < y->prefix ? -1 : 1;
+	return dnsnap_key_cmp(x->key, x->key_len, y->key, y->key_len);
+}
+
+static uint64_t key_prefix(const uint8_t *k, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < 8; i++)
+		v = v << 8 | (i < n ? k[i] : 0);
+	return v;
+}
+
+/* Remove PATH.tmp.PID files whose writer no longer runs (killed mid-write). */
+static void remove_stale(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	if (slash == path)
+		snprintf(dir, sizeof dir, "/");
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return;
+	size_t bl = strlen(base);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, base, bl) != 0 || strncmp(de->d_name + bl, ".tmp.", 5) != 0)
+			continue;
+		char *end;
+		long pid = strtol(de->d_name + bl + 5, &end, 10);
+		if (*end != 0 || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+			char f[8192];
+			snprintf(f, sizeof f, "%s/%s", dir, de->d_name);
+			unlink(f);
+		}
+	}
+	closedir(d);
+}
+
+static int lmdb_err(dnsnap_diag_t *d, const char *path, const char *what, int rc)
+{
+	/* LMDB passes errno values through, except that a short write (a full
+	 * disk, a file size limit) comes back as EIO: name the likely cause. */
+	if (rc == EIO) {
+		struct rlimit rl;
+		struct statvfs vs;
+		struct stat st;
+		off_t size = stat(path, &st) == 0 ? st.st_size : 0;
+		if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    (rlim_t)size + 65536 >= rl.rlim_cur)
+			return dnsnap__diag(d, -EFBIG, 0, "%s: %s: file size limit reached (%llu bytes)",
+				    path, what, (unsigned long long)rl.rlim_cur);
+		if (statvfs(path, &vs) == 0 && (uint64_t)vs.f_bavail * vs.f_frsize < 1u << 20)
+			return dnsnap__diag(d, -ENOSPC, 0, "%s: %s: no space left on the device", path,
+				    what);
+	}
+	if (rc > 0)
+		return dnsnap__diag(d, -rc, 0, "%s: %s: %s", path, what, strerror(rc));
+	return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s: %s", path, what, mdb_strerror(rc));
+}
+
+/* The meta record (spec/FORMAT.md, "Snapshot meta record"). */
+static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
+{
+	char writer[128], host[64] = "?";
+	gethostname(host, sizeof host - 1);
+	int wl = snprintf(writer, sizeof writer, "dnsnap %s on %s", DNSNAP_VERSION, host);
+	if (wl < 0 || wl > 127)
+		wl = 127;
+	memcpy(m, SNAP_MAGIC, 4);
+	put16(m + 4, DNSNAP_FORMAT_MAJOR);
+	put16(m + 6, DNSNAP_FORMAT_MINOR);
+	put16(m + 10, 0);                         /* Flags */
+	put64(m + 12, (uint64_t)time(NULL));      /* Created_At */
+	put64(m + 20, count);
+	m[28] = 1;                                /* Digest_Type: XXH3-64 */
+	m[29] = 8;
+	put64(m + 30, digest);
+	m[38] = (uint8_t)wl;
+	memcpy(m + 39, writer, (size_t)wl);
+	put16(m + 8, (uint16_t)(39 + wl));        /* Header_Size */
+	return 39 + (size_t)wl;
+}
+
+/* Append the trailer: Magic, 0, Data_Len, XXH3-64 of bytes [0, Data_Len).
+ * The file is read in chunks, not mapped: the writer's memory stays small
+ * however large the snapshot (a map would count the whole file as resident). */
+static int write_trailer(int fd, dnsnap_diag_t *d, const char *tmp)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return dnsnap__diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
+	uint64_t len = (uint64_t)st.st_size;
+	size_t cap = 1u << 20;
+	uint8_t *buf = dnsnap_malloc(cap);
+	XXH3_state_t *xs = XXH3_createState();
+	int err = DNSNAP_OK;
+	if (buf == NULL || xs == NULL)
+		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", tmp);
+	else
+		XXH3_64bits_reset(xs);
+	for (uint64_t off = 0; err == DNSNAP_OK && off < len;) {
+		size_t want = len - off < cap ? (size_t)(len - off) : cap;
+		ssize_t got = pread(fd, buf, want, (off_t)off);
+		if (got <= 0)
+			err = dnsnap__diag(d, got < 0 ? -errno : -EIO, 0, "%s: reading back: %s", tmp,
+					   strerror(got < 0 ? errno : EIO));
+		else {
+			XXH3_64bits_update(xs, buf, (size_t)got);
+			off += (uint64_t)got;
+		}
+	}
+	uint64_t h = err == DNSNAP_OK ? XXH3_64bits_digest(xs) : 0;
+	XXH3_freeState(xs);
+	dnsnap_free(buf);
+	if (err != DNSNAP_OK)
+		return err;
+	uint8_t t[TRAILER_LEN];
+	memcpy(t, TRAILER_MAGIC, 4);
+	put32(t + 4, 0);
+	put64(t + 8, len);
+	put64(t + 16, h);
+	if (pwrite(fd, t, sizeof t, (off_t)len) != (ssize_t)sizeof t)
+		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s", tmp,
+			    strerror(errno ? errno : EIO));
+	if (fsync(fd) != 0)
+		return dnsnap__diag(d, -errno, 0, "%s: fsync: %s", tmp, strerror(errno));
+	return DNSNAP_OK;
+}
+
+static void sync_dir(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+/*
+ * The writer: one LMDB environment on PATH.tmp.PID, entries appended in key
+ * order (MDB_APPEND) in transactions of at most COMMIT_BYTES. The map only
+ * reserves address space and the file grows as pages are written, so the
+ * map is grown between transactions: each needs at most twice its records'
+ * bytes in leaves (a page is split at half), less again in branches, and a
+ * page more per overflowed value. MAP_HEADROOM bounds one transaction.
+ */
+#define MAP_HEADROOM ((size_t)COMMIT_BYTES * 4 + ((size_t)4 << 20))
+
+struct dnsnap_snapw {
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi, meta;
+	XXH3_state_t *xs;
+	uint64_t n, bytes, in_txn;
+	size_t mapsize, psize;
+	int failed;
+	size_t prev_len;
+	uint8_t prev[DNSNAP_KEY_MAX];
+	char *path;              /* points into tmp's allocation */
+	char tmp[];
+};
+
+/* Commit the transaction under way (if any), grow the map when the next one
+ * might not fit, begin the next. */
+static int snapw_next_txn(dnsnap_snapw_t *w, dnsnap_diag_t *d)
+{
+	const char *what = "mdb_txn_commit";
+	int rc = 0;
+	if (w->txn != NULL) {
+		rc = mdb_txn_commit(w->txn);
+		w->txn = NULL;
+	}
+	MDB_envinfo ei;
+	if (rc == 0)
+		what = "mdb_env_info", rc = mdb_env_info(w->env, &ei);
+	if (rc == 0) {
+		size_t used = ((size_t)ei.me_last_pgno + 1) * w->psize;
+		if (used + MAP_HEADROOM > w->mapsize) {
+			w->mapsize = w->mapsize * 2 > used + MAP_HEADROOM ? w->mapsize * 2
+									  : used + MAP_HEADROOM;
+			what = "mdb_env_set_mapsize", rc = mdb_env_set_mapsize(w->env, w->mapsize);
+		}
+	}
+	if (rc == 0)
+		what = "mdb_txn_begin", rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
+	w->in_txn = 0;
+	if (rc != 0) {
+		w->failed = 1;
+		return lmdb_err(d, w->tmp, what, rc);
+	}
+	return DNSNAP_OK;
+}
+
+int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
+{
+	if (path == NULL || out == NULL)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	size_t pl = strlen(path);
+	if (pl > 4000)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: path too long", path);
+	dnsnap_snapw_t *w = dnsnap_calloc(1, sizeof *w + 2 * pl + 40);
+	if (w == NULL || (w->xs = XXH3_createState()) == NULL) {
+		dnsnap_free(w);
+		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
+	}
+	XXH3_64bits_reset(w->xs);
+	int tl = snprintf(w->tmp, pl + 40, "%s.tmp.%ld", path, (long)getpid());
+	w->path = w->tmp + tl + 1;
+	memcpy(w->path, path, pl + 1);
+	remove_stale(path);
+	unlink(w->tmp);
+	w->psize = (size_t)sysconf(_SC_PAGESIZE);
+	w->mapsize = 2 * MAP_HEADROOM;
+	const char *what = "mdb_env_create";
+	int rc = mdb_env_create(&w->env);
+	if (rc == 0)
+		what = "mdb_env_set_mapsize", rc = mdb_env_set_mapsize(w->env, w->mapsize);
+	if (rc == 0)
+		what = "mdb_env_set_maxdbs", rc = mdb_env_set_maxdbs(w->env, 2);
+	/* NOMEMINIT: pages are filled before they are written; no need to zero */
+	if (rc == 0)
+		what = "mdb_env_open", rc = mdb_env_open(w->env, w->tmp, MDB_NOSUBDIR | MDB_NOLOCK |
+							 MDB_NOSYNC | MDB_NOMEMINIT, 0600);
+	if (rc == 0)
+		what = "mdb_txn_begin", rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
+	if (rc == 0)
+		what = "mdb_dbi_open entries", rc = mdb_dbi_open(w->txn, "entries", MDB_CREATE, &w->dbi);
+	if (rc == 0)
+		what = "mdb_dbi_open meta", rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->meta);
+	if (rc != 0) {
+		int err = lmdb_err(d, w->tmp, what, rc);
+		dnsnap_snapw_abort(w);
+		return err;
+	}
+	*out = w;
+	return DNSNAP_OK;
+}
+
+/* Append one record; the caller vouches for the order and the bytes. */
+static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
+		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
+{
+	MDB_val k = { key_len, (void *)key }, v = { entry_len, (void *)entry };
+	int rc = mdb_put(w->txn, w->dbi, &k, &v, MDB_APPEND);
+	if (rc != 0) {
+		w->failed = 1;
+		return lmdb_err(d, w->tmp, "mdb_put", rc);
+	}
+	record_digest(w->xs, key, key_len, entry, entry_len);
+	memcpy(w->prev, key, key_len);
+	w->prev_len = key_len;
+	w->n++;
+	w->bytes += key_len + entry_len;
+	w->in_txn += key_len + entry_len + 16;
+	if (w->in_txn > COMMIT_BYTES) /* large, not unbounded, transactions */
+		return snapw_next_txn(w, d);
+	return DNSNAP_OK;
+}
+
+int dnsnap_snapw_add(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
+		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
+{
+	if (w == NULL || key == NULL || entry == NULL || w->failed)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	dnsnap_key_t k;
+	dnsnap_diag_t ed;
+	char kname[300];
+	int e = dnsnap_key_decode(key, key_len, &k, &ed);
+	if (e != DNSNAP_OK)
+		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", w->path,
+				    (unsigned long long)w->n, ed.msg);
+	if ((e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
+		dnsnap__key_text(&k, kname, sizeof kname);
+		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
+				    w->path, (unsigned long long)w->n, kname, ed.offset, ed.msg);
+	}
+	if (w->n > 0 && dnsnap_key_cmp(w->prev, w->prev_len, key, key_len) >= 0) {
+		dnsnap__key_text(&k, kname, sizeof kname);
+		return dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu (%s): keys must increase",
+				    w->path, (unsigned long long)w->n, kname);
+	}
+	return snapw_put(w, key, key_len, entry, entry_len, d);
+}
+
+void dnsnap_snapw_abort(dnsnap_snapw_t *w)
+{
+	if (w == NULL)
+		return;
+	if (w->txn != NULL)
+		mdb_txn_abort(w->txn);
+	if (w->env != NULL)
+		mdb_env_close(w->env);
+	unlink(w->tmp);
+	XXH3_freeState(w->xs);
+	dnsnap_free(w);
+}
+
+int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	if (w == NULL)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	if (w->failed) {
+		dnsnap_snapw_abort(w);
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "commit after a failed add");
+	}
+	uint8_t m[256];
+	size_t ml = meta_record(m, w->n, XXH3_64bits_digest(w->xs));
+	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
+	const char *what = "mdb_put meta";
+	int rc = mdb_put(w->txn, w->meta, &k, &v, 0);
+	if (rc == 0)
+		what = "mdb_txn_commit", rc = mdb_txn_commit(w->txn);
+	w->txn = NULL;
+	if (rc == 0)
+		what = "mdb_env_sync", rc = mdb_env_sync(w->env, 1);
+	int err = rc == 0 ? DNSNAP_OK : lmdb_err(d, w->tmp, what, rc);
+	mdb_env_close(w->env);
+	w->env = NULL;
+	uint64_t size = 0;
+	if (err == DNSNAP_OK) {
+		int fd = open(w->tmp, O_RDWR);
+		if (fd < 0)
+			err = dnsnap__diag(d, -errno, 0, "%s: %s", w->tmp, strerror(errno));
+		else {
+			err = write_trailer(fd, d, w->tmp);
+			struct stat st;
+			if (err == DNSNAP_OK && fstat(fd, &st) == 0)
+				size = (uint64_t)st.st_size;
+			close(fd);
+		}
+	}
+	if (err == DNSNAP_OK && rename(w->tmp, w->path) != 0)
+		err = dnsnap__diag(d, -errno, 0, "%s: rename: %s", w->path, strerror(errno));
+	if (err != DNSNAP_OK) {
+		dnsnap_snapw_abort(w);
+		return err;
+	}
+	sync_dir(w->path);
+	if (stats != NULL) {
+		stats->entries = w->n;
+		stats->entry_bytes = w->bytes;
+		stats->file_size = size;
+	}
+	XXH3_freeState(w->xs);
+	dnsnap_free(w);
+	return DNSNAP_OK;
+}
+
+/* The merge of the cache's sorted copy (r[i..n)) with a base snapshot's
+ * entries as the walk delivers them, in key order. */
+typedef struct merge {
+	dnsnap_snapw_t *w;
+	const rec_t *r;
+	uint64_t i, n;
+	uint32_t now;
+	dnsnap_snap_write_stats_t st;
+	dnsnap_diag_t *d;
+	int err;
+} merge_t;
+
+static int merge_put_rec(merge_t *m, const rec_t *r)
+{
+	return snapw_put(m->w, r->key, r->key_len, r->key + r->key_len, r->entry_len, m->d);
+}
+
+static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	merge_t *m = arg;
+	int c = 1;
+	while (m->i < m->n && (c = dnsnap_key_cmp(m->r[m->i].key, m->r[m->i].key_len, key,
+						   key_len)) < 0)
+		if ((m->err = merge_put_rec(m, &m->r[m->i++])) != DNSNAP_OK)
+			return 1;
+	dnsnap_key_t k;
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
+	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK ||
+	    (m->w->n > 0 && dnsnap_key_cmp(m->w->prev, m->w->prev_len, key, key_len) >= 0)) {
+		m->st.base_bad++;
+		return 0;
+	}
+	if (c == 0) { /* both hold the key: the later Inception wins */
+		const rec_t *r = &m->r[m->i++];
+		if ((int32_t)(get32(entry) - get32(r->key + r->key_len)) > 0) {
+			m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
+			m->st.from_base++;
+		} else {
+			m->err = merge_put_rec(m, r);
+			m->st.replaced++;
+		}
+	} else if ((int32_t)(get32(entry + 4) - m->now) <= 0) {
+		m->st.base_expired++;
+	} else {
+		m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
+		m->st.from_base++;
+	}
+	return m->err != DNSNAP_OK;
+}
+
+int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	if (c == NULL || path == NULL)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	dnsnap_copy_t cp = { 0 };
+	int err = dnsnap__cache_copy_live(c, now, &cp);
+	rec_t *r = NULL;
+	if (err == DNSNAP_OK && cp.n > 0 && (r = dnsnap_malloc(cp.n * sizeof *r)) == NULL)
+		err = DNSNAP_ENOMEM;
+	if (err != DNSNAP_OK) {
+		for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
+			dnsnap_free(cp.seg[k]);
+		return dnsnap__diag(d, err, 0, "%s: out of memory copying the cache", path);
+	}
+	size_t i = 0;
+	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
+		for (size_t off = 0; off < cp.seg_len[k]; i++) {
+			const uint8_t *p = cp.seg[k] + off;
+			r[i].key_len = get16(p);
+			r[i].entry_len = get32(p + 2);
+			r[i].key = p + 6;
+			r[i].prefix = key_prefix(r[i].key, r[i].key_len);
+			off += 6 + r[i].key_len + r[i].entry_len;
+		}
+	if (cp.n > 1)
+		qsort(r, cp.n, sizeof *r, rec_cmp);
+
+	merge_t m = { .r = r, .n = cp.n, .now = now, .d = d };
+	err = dnsnap_snapw_begin(path, &m.w, d);
+	if (err == DNSNAP_OK && base != NULL) {
+		err = dnsnap_snap_foreach(base, merge_base, &m);
+		if (err == 1)
+			err = m.err;
+		else if (err != DNSNAP_OK)
+			err = dnsnap__diag(d, err, 0, "%s: reading the base snapshot: %s", path,
+					   dnsnap_strerror(err));
+	}
+	while (err == DNSNAP_OK && m.i < m.n)
+		err = merge_put_rec(&m, &r[m.i++]);
+	if (err == DNSNAP_OK)
+		err = dnsnap_snapw_commit(m.w, &m.st, d);
+	else
+		dnsnap_snapw_abort(m.w);
+	if (err == DNSNAP_OK && stats != NULL) {
+		*stats = m.st;
+		stats->skipped = cp.skipped;
+		stats->longest_pause_ms = cp.longest_ms;
+	}
+	dnsnap_free(r);
+	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
+		dnsnap_free(cp.seg[k]);
+	return err;
+}
+
+int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	return dnsnap_snap_merge(c, NULL, path, now, stats, d);
+}
