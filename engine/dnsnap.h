@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define DNSNAP_VERSION "0.3.0"
+#define DNSNAP_VERSION "0.4.0"
 
 /* ---------------------------------------------------------------- queries */
 
@@ -207,15 +207,16 @@ typedef struct dnsnap_progress {
 
 /**
  * A snapshot: one LMDB file (spec/FORMAT.md, "Snapshot"), read-only once
- * published, mapped on open. Entries are served from the map in place.
+ * published, mapped on open. Every byte of it is untrusted: the library reads
+ * it through one bounds-checked reader (never through liblmdb), checks each
+ * value's Value_Check on every read, and guards map reads against SIGBUS, so
+ * that a damaged file gives misses and counted damage, and a file truncated
+ * or overwritten in place under a running process gives misses, never a
+ * crash. The guard installs a process-wide SIGBUS handler at the first
+ * dnsnap_snap_open(); faults outside snapshot reads go to the handler that
+ * was there before. Publish by rename: dnsnap's writers always do.
  */
 typedef struct dnsnap_snap dnsnap_snap_t;
-
-/** A view into a mapped snapshot: valid until dnsnap_snap_close(). */
-typedef struct dnsnap_view {
-	const uint8_t *p;
-	size_t len;
-} dnsnap_view_t;
 
 typedef struct dnsnap_snap_info {
 	unsigned major, minor;
@@ -223,7 +224,7 @@ typedef struct dnsnap_snap_info {
 	uint64_t entry_count;
 	uint64_t digest;         /* XXH3-64 over the entries, in key order */
 	uint64_t file_size;
-	char writer[128];        /* "dnsnap 0.3.0 on HOST" */
+	char writer[128];        /* "dnsnap 0.4.0 on HOST" */
 } dnsnap_snap_info_t;
 
 typedef struct dnsnap_snap_write_stats {
@@ -293,11 +294,17 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats,
 void dnsnap_snapw_abort(dnsnap_snapw_t *w);
 
 /**
- * Open and map a snapshot read-only (O(1) in entries: the meta record and the
- * file's size are checked, nothing else; the file is never written).
- * @return DNSNAP_OK; DNSNAP_EMAGIC (not LMDB, or not a dnsnap snapshot);
- *         DNSNAP_EVERSION (unknown major: diag names both versions);
- *         DNSNAP_ETRUNC (shorter than its meta record says); DNSNAP_ELMDB
+ * Open and map a snapshot read-only (O(1) in entries; the file is never
+ * written). Checked in this order (spec/FORMAT.md, "Opening"): LMDB's magic
+ * and data format, the page size, the trailer, LMDB's meta pages, the main
+ * database (exactly "entries" and "meta", plain keys), the meta record
+ * (magic, major version, Value_Check, fields), the entry count.
+ * @return DNSNAP_OK; DNSNAP_EMAGIC (not a snapshot; an LMDB file of the
+ *         other byte order); DNSNAP_EVERSION (an unknown snapshot major or
+ *         LMDB data format: diag names both versions); DNSNAP_ETRUNC (cut
+ *         short); DNSNAP_ECHECKSUM (damaged structure or meta record);
+ *         DNSNAP_ERESERVED, DNSNAP_EFIELD (a field the format forbids, an LMDB
+ *         database kind dnsnap never writes); -errno
  */
 int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *diag);
 
@@ -307,11 +314,20 @@ void dnsnap_snap_close(dnsnap_snap_t *s);
 void dnsnap_snap_info(const dnsnap_snap_t *s, dnsnap_snap_info_t *out);
 
 /**
- * Find the entry under @p key. The entry is validated (the bounds walk)
- * before it is returned; a bad entry is DNSNAP_ENOTFOUND and counted.
- * Allocation-free: read transactions come from a pool made at open.
+ * Find the entry under @p key and copy it into @p buf. The bytes are read
+ * from the map under the fault guard, copied, and checked on the copy (the
+ * Value_Check over key and entry, then dnsnap_entry_validate()): a damaged
+ * entry is DNSNAP_ENOTFOUND and counted (dnsnap_snap_bad_entries()), and so
+ * is a read that faulted because the file was truncated or overwritten in
+ * place (after which the map is not read again: dnsnap_snap_changed()).
+ * Allocation-free, no system call.
+ *
+ * @param buf  DNSNAP_ENTRY_MAX bytes hold any entry
+ * @param[out] len  the entry's length, set only on success
+ * @return DNSNAP_OK, DNSNAP_ENOTFOUND, DNSNAP_EINVAL
  */
-int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, dnsnap_view_t *out);
+int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_t *buf,
+		    size_t cap, size_t *len);
 
 /** Answer from the snapshot alone, like dnsnap_cache_answer(). */
 int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
@@ -326,8 +342,16 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *progress,
 		       dnsnap_diag_t *diag);
 
-/** Entries seen bad by dnsnap_snap_get() (they were served as misses). */
+/** Entries seen damaged by lookups (they were served as misses). */
 uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
+
+/**
+ * Whether the file under @p s was changed in place since it was opened (its
+ * size or modification time differ, or a read faulted): a snapshot must be
+ * replaced by rename, never rewritten. Lookups after a fault are misses;
+ * open the path again to take the new file in. One fstat().
+ */
+int dnsnap_snap_changed(const dnsnap_snap_t *s);
 
 /**
  * Put @p s under @p c: a lookup that misses in memory falls through to the
@@ -340,23 +364,44 @@ void dnsnap_cache_attach(dnsnap_cache_t *c, dnsnap_snap_t *s, dnsnap_snap_t **ol
 
 /* --------------------------------------------------------- export stream */
 
+/** What a scan met. */
+typedef struct dnsnap_scan_stats {
+	uint64_t entries;        /* checked and handed to fn */
+	uint64_t damaged;        /* skipped: Value_Check, key, entry or key order failed,
+				  * or (whole scans) counted by the meta record but lost
+				  * with a damaged page */
+	uint64_t bad_pages;      /* pages (with their subtrees) that failed their checks */
+} dnsnap_scan_stats_t;
+
 /**
- * Call @p fn for every entry of @p s in key order (an LMDB read transaction
- * and cursor; keys and entries point into the map and are NOT validated).
+ * Call @p fn for the entries of @p s whose keys start with @p prefix (all of
+ * them when @p prefix_len is 0), in key order. Each key and entry is copied
+ * out of the map and checked on the copy (Value_Check, dnsnap_key_decode(),
+ * dnsnap_entry_validate(), keys strictly increasing) before @p fn sees it:
+ * @p fn gets only good entries, in buffers valid during the call. Damaged
+ * ones are skipped and counted in @p stats, and the walk goes on. A
+ * prefix's keys are one range (dnsnap_key_zone_prefix() gives a zone's).
  * Return non-zero from @p fn to stop; that value is returned.
- * @return DNSNAP_OK, fn's value, DNSNAP_ELMDB, DNSNAP_ECHECKSUM (a record
- *         lies outside the file), DNSNAP_EINVAL
+ *
+ * @param stats  may be NULL
+ * @param diag   the first damage met (entry number, file offset, what failed)
+ * @return DNSNAP_OK when nothing was damaged; fn's value; the code of the
+ *         first damage (DNSNAP_ECHECKSUM, DNSNAP_EFIELD, an entry's error)
+ *         after the whole walk; DNSNAP_ETRUNC when the file changed in place
+ *         under the walk; DNSNAP_ENOMEM; DNSNAP_EINVAL
  */
+int dnsnap_snap_scan(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
+		     int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+			       const uint8_t *entry, size_t entry_len),
+		     void *arg, dnsnap_scan_stats_t *stats, dnsnap_diag_t *diag);
+
+/** dnsnap_snap_scan() of every entry, without stats or diag. */
 int dnsnap_snap_foreach(dnsnap_snap_t *s,
 			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
 				  const uint8_t *entry, size_t entry_len),
 			void *arg);
 
-/**
- * Like dnsnap_snap_foreach(), over the keys that start with @p prefix only: a
- * range scan (dnsnap_key_zone_prefix() gives a zone's prefix; the keys of a
- * name are its name's reversed labels and the 0 that ends them).
- */
+/** dnsnap_snap_scan() of the keys that start with @p prefix, without stats or diag. */
 int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
 			       int (*fn)(void *arg, const uint8_t *key, size_t key_len,
 					 const uint8_t *entry, size_t entry_len),

@@ -49,8 +49,6 @@ typedef struct wr {
 	int err;
 	/* the records */
 	uint64_t n, expect;
-	const uint8_t *prev;     /* the previous key (in the map: valid all walk long) */
-	size_t prev_len;
 	/* top_n: the kept keys, sorted; NULL = all */
 	struct kept *keep;
 	size_t keep_n, keep_i;
@@ -107,33 +105,6 @@ static int wr_put(wr_t *w, const uint8_t *p, size_t n)
 }
 
 /* Check a record before it is written: key, entry, key order. */
-static int check_rec(wr_t *w, const uint8_t *key, size_t key_len, const uint8_t *entry,
-		     size_t entry_len)
-{
-	dnsnap_key_t k;
-	dnsnap_diag_t ed;
-	char name[80];
-	int e;
-	if ((e = dnsnap_key_decode(key, key_len, &k, &ed)) != DNSNAP_OK)
-		return w->err = dnsnap__diag(w->d, e, ed.offset, "export: entry %llu: key: %s",
-					     (unsigned long long)w->n, ed.msg);
-	if (entry_len > DNSNAP_ENTRY_MAX ||
-	    (e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
-		dnsnap__key_text(&k, name, sizeof name);
-		if (entry_len > DNSNAP_ENTRY_MAX)
-			e = DNSNAP_ETOOBIG, ed.offset = 0, snprintf(ed.msg, sizeof ed.msg, "too long");
-		return w->err = dnsnap__diag(w->d, e, ed.offset, "export: entry %llu (%s): %.60s",
-					     (unsigned long long)w->n, name, ed.msg);
-	}
-	if (w->prev != NULL && dnsnap_key_cmp(w->prev, w->prev_len, key, key_len) >= 0)
-		return w->err = dnsnap__diag(w->d, DNSNAP_EFIELD, 0,
-					     "export: entry %llu out of key order",
-					     (unsigned long long)w->n);
-	w->prev = key;
-	w->prev_len = key_len;
-	return DNSNAP_OK;
-}
-
 struct kept {
 	uint32_t hits;
 	uint16_t key_len;
@@ -159,8 +130,7 @@ static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_
 			return 0;
 		w->keep_i++;
 	}
-	if (check_rec(w, key, key_len, entry, entry_len) != DNSNAP_OK)
-		return w->err;
+	/* the scan hands over checked keys and entries, in key order */
 	uint8_t fr[DNSNAP_FRAME_LEN];
 	record_frame(fr, key_len, entry_len);
 	record_digest(w->xs, key, key_len, entry, entry_len);
@@ -235,6 +205,27 @@ static int heap_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	return 0;
 }
 
+/*
+ * A walk of the snapshot for the export. A damaged entry is skipped by the
+ * scan; the export then fails after the walk (no end record is written, so
+ * what reached the output never imports as good), naming how many.
+ */
+static int export_scan(dnsnap_snap_t *s, int (*fn)(void *, const uint8_t *, size_t,
+						  const uint8_t *, size_t),
+		       void *arg, dnsnap_diag_t *d)
+{
+	dnsnap_scan_stats_t st;
+	dnsnap_diag_t sd;
+	int err = dnsnap_snap_scan(s, NULL, 0, fn, arg, &st, &sd);
+	if (err == DNSNAP_OK || err == 1)
+		return err;
+	if (st.damaged == 0 && st.bad_pages == 0)
+		return dnsnap__diag(d, err, sd.offset, "export: %s", sd.msg);
+	return dnsnap__diag(d, err, sd.offset, "export: %llu damaged entr%s skipped, no end "
+			    "record written (the output will not import); the first: %s",
+			    (unsigned long long)st.damaged, st.damaged == 1 ? "y" : "ies", sd.msg);
+}
+
 static size_t stream_header(uint8_t *h, const dnsnap_snap_info_t *info, uint64_t count)
 {
 	char writer[128], host[64] = "?";
@@ -280,14 +271,12 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 					   (unsigned long long)top_n);
 			goto out;
 		}
-		err = dnsnap_snap_foreach(s, heap_rec, &hp);
-		if (err == DNSNAP_OK)
-			err = hp.err;
-		if (err != DNSNAP_OK) {
-			err = dnsnap__diag(d, err, 0, "export: reading the snapshot: %s",
-					   dnsnap_strerror(err));
+		err = export_scan(s, heap_rec, &hp, d);
+		if (err == DNSNAP_OK && hp.err != DNSNAP_OK)
+			err = dnsnap__diag(d, hp.err, 0, "export: out of memory (top %llu)",
+					   (unsigned long long)top_n);
+		if (err != DNSNAP_OK)
 			goto out;
-		}
 		qsort(hp.h, hp.n, sizeof *hp.h, kept_cmp_key);
 		w.keep = hp.h;
 		w.keep_n = hp.n;
@@ -317,15 +306,13 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	size_t hl = stream_header(h, &info, w.expect);
 	if ((err = wr_put(&w, h, hl)) != DNSNAP_OK)
 		goto out;
-	err = dnsnap_snap_foreach(s, write_rec, &w);
+	err = export_scan(s, write_rec, &w, d);
 	if (err == 1 && w.keep != NULL)
 		err = DNSNAP_OK; /* stopped after the last kept key */
-	if (err != DNSNAP_OK) {
-		if (w.err == DNSNAP_OK) /* the walk itself failed */
-			err = dnsnap__diag(d, err, 0, "export: reading the snapshot: %s",
-					   dnsnap_strerror(err));
-		goto out;
-	}
+	if (err == 1)
+		err = w.err;
+	if (err != DNSNAP_OK)
+		goto out; /* no end record: what was written never imports */
 	if (w.n != w.expect) {
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0,
 				   "export: %llu entries, the snapshot's meta record says %llu",

@@ -51,4 +51,18 @@ static inline void record_digest(XXH3_state_t *xs, const uint8_t *key, size_t ke
 	XXH3_64bits_update(xs, entry, entry_len);
 }
 
+/*
+ * The Value_Check every snapshot value ends with (spec/FORMAT.md, "Values"):
+ * the low 32 bits of XXH3-64 over the value's bytes, seeded with XXH3-64 of
+ * its key, stored u32 LE after them. It ties the bytes to their key: a
+ * value moved under another key fails too.
+ */
+#define VALUE_CHECK_LEN 4
+
+static inline uint32_t value_check(const uint8_t *key, size_t key_len, const uint8_t *val,
+				   size_t val_len)
+{
+	return (uint32_t)XXH3_64bits_withSeed(val, val_len, XXH3_64bits(key, key_len));
+}
+
 #endif

@@ -1,27 +1,39 @@
 /*
- * snap_read.c: reading snapshots (spec/FORMAT.md, "Snapshot"). LMDB
- * read-only, MDB_NOLOCK (a published snapshot never changes, and read-only
- * media hold no lock file), MDB_NOTLS so a pool of read transactions made at
- * open serves every thread without allocation. Entries are validated as they
- * are fetched; a bad one is a miss.
+ * snap_read.c: the one reader of snapshot bytes (spec/FORMAT.md, "Snapshot"
+ * and "Reading LMDB's pages"; the rule is in spec/DECISIONS.md, "One reader
+ * for untrusted snapshot bytes").
+ *
+ * Every byte of a snapshot is untrusted, on every path: opening, point
+ * lookups, answers, ordered scans (info, stats, dump, export, purge, merge)
+ * and the deep check. None of them goes through liblmdb, which trusts its
+ * pages: this file maps the file itself and walks LMDB's data format 1 with
+ * every page number, offset and size checked against the page and the file,
+ * in the host's byte order (LMDB writes its fields so). Every value carries
+ * a Value_Check over its key and bytes, checked on every read; a value that
+ * fails any check is damaged: a miss for a lookup, skipped and counted by a
+ * scan, never handed out.
+ *
+ * Reads of the map run under a SIGBUS guard (sigsetjmp in the reading
+ * thread, a process-wide handler that jumps back only for faults inside a
+ * snapshot map the thread is reading): a file truncated or overwritten in
+ * place under a running process turns reads into misses, never a crash.
+ * Values are copied out of the map inside the guard, and checked and used
+ * from the copy, so bytes changing under a reader are never trusted twice.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <lmdb.h>
 #include <xxhash.h>
 
 #include "../format/internal.h"
@@ -31,215 +43,785 @@
 #include "record.h"
 #include "snap_internal.h"
 
-#define MAP_GUARD (1u << 20)       /* readable zeros mapped past the file's end */
+/* LMDB's data format 1 (64-bit hosts), as the spec states it. */
+#define LMDB_MAGIC 0xBEEFC0DEu
+#define LMDB_DATA_VERSION 1u
+#define PAGEHDR 16              /* pgno u64, pad u16, flags u16, lower u16, upper u16 */
+#define NODEHDR 8               /* lo u16, hi u16, flags u16, ksize u16 (lo/hi swapped on BE) */
+#define DB_LEN 48               /* MDB_db: pad u32, flags u16, depth u16, 4 counts u64, root u64 */
+#define META_DBS 40             /* the meta page's mm_dbs[2] (free, main), after magic,
+				 * version, address, mapsize */
+#define META_LAST_PG 136
+#define META_TXNID 144
+#define P_BRANCH 0x01
+#define P_LEAF 0x02
+#define P_OVERFLOW 0x04
+#define P_META 0x08
+#define P_DIRTY 0x10            /* never meaningful on disk; tolerated */
+#define F_BIGDATA 0x01
+#define F_SUBDATA 0x02
+#define P_INVALID UINT64_MAX
+#define MAX_DEPTH 32            /* LMDB's cursor stack */
+
+/* LMDB's fields: host byte order, unaligned. */
+static inline uint16_t h16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t h32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t h64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+typedef struct tree {
+	uint64_t root;           /* P_INVALID: empty */
+	unsigned depth;
+	uint64_t entries;
+} tree_t;
 
 struct dnsnap_snap {
-	MDB_env *env;
-	MDB_dbi entries;
-	uint64_t root;           /* the entries B-tree's root page */
-	uint64_t npages;         /* pages LMDB committed */
-	size_t psize;
-	_Atomic long users;
-	_Atomic uint64_t bad;
-	const uint8_t *map;      /* the whole file, for the checksum */
+	const uint8_t *map;      /* the file, read-only */
+	size_t map_len;          /* the file's size at open */
 	uint64_t data_len;       /* LMDB's part: everything before the trailer */
 	uint64_t file_hash;
-	int no_trailer;
+	size_t psize;
+	uint64_t npages;         /* pages LMDB committed (last_pg + 1) */
+	tree_t entries;
+	int fd;                  /* kept open: dnsnap_snap_changed() compares */
+	struct stat st;
+	_Atomic long users;
+	_Atomic uint64_t bad;    /* damaged values met by lookups */
+	_Atomic uint64_t faults; /* reads that faulted: the file changed in place */
 	dnsnap_snap_info_t info;
 	char path[];
 };
 
+/* ----------------------------------------------------------------- guard */
 
-/* ------------------------------------------------------------------ read */
+typedef struct guard {
+	sigjmp_buf jb;
+	const uint8_t *lo, *hi;
+	struct guard *prev;
+} guard_t;
 
-static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, dnsnap_diag_t *d)
+static _Thread_local guard_t *tl_guard;
+static struct sigaction old_bus;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	if (len < 12 || memcmp(m, SNAP_MAGIC, 4) != 0)
-		return dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not a dnsnap snapshot (meta record)", s->path);
-	unsigned major = get16(m + 4), minor = get16(m + 6), hsize = get16(m + 8);
-	if (major != DNSNAP_FORMAT_MAJOR)
-		return dnsnap__diag(d, DNSNAP_EVERSION, 4, "%s: snapshot format %u.%u, this dnsnap reads %d.x",
-			    s->path, major, minor, DNSNAP_FORMAT_MAJOR);
+	guard_t *g = tl_guard;
+	const uint8_t *a = si->si_addr;
+	if (g != NULL && a >= g->lo && a < g->hi) {
+		tl_guard = g->prev;
+		siglongjmp(g->jb, 1);
+	}
+	/* not a snapshot read: what was there before us */
+	if ((old_bus.sa_flags & SA_SIGINFO) && old_bus.sa_sigaction != NULL) {
+		old_bus.sa_sigaction(sig, si, uc);
+	} else if (old_bus.sa_handler != SIG_DFL && old_bus.sa_handler != SIG_IGN) {
+		old_bus.sa_handler(sig);
+	} else {
+		/* the default: die of this signal once the access is retried */
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		sigaction(sig, &dfl, NULL);
+	}
+}
+
+static void install_sigbus(void)
+{
+	/* SA_NODEFER: siglongjmp(jb, 0 mask) leaves the mask as it was */
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old_bus);
+}
+
+/*
+ * GUARDED(s, call): run call (an int expression reading s's map) so that a
+ * fault in the map returns DNSNAP_ETRUNC instead of killing the process,
+ * counted in s->faults. Nothing the call changed in registers survives a
+ * fault: state goes through memory (the call's pointer arguments).
+ */
+static int guard_fault(dnsnap_snap_t *s)
+{
+	atomic_fetch_add_explicit(&s->faults, 1, memory_order_relaxed);
+	return DNSNAP_ETRUNC;
+}
+
+#define GUARDED(s, call)                                                        \
+	__extension__({                                                         \
+		guard_t g_;                                                     \
+		int r_;                                                         \
+		g_.lo = (s)->map;                                               \
+		g_.hi = (s)->map + (s)->map_len;                                \
+		g_.prev = tl_guard;                                             \
+		if (sigsetjmp(g_.jb, 0) == 0) {                                 \
+			tl_guard = &g_;                                         \
+			r_ = (call);                                            \
+			tl_guard = g_.prev;                                     \
+		} else {                                                        \
+			r_ = guard_fault(s);                                    \
+		}                                                               \
+		r_;                                                             \
+	})
+
+/* ----------------------------------------------------------------- pages */
+
+/* Page @p pgno if it holds a page of @p kind (P_BRANCH, P_LEAF, P_OVERFLOW). */
+static const uint8_t *page_at(const dnsnap_snap_t *s, uint64_t pgno, unsigned kind)
+{
+	if (pgno < 2 || pgno >= s->npages)
+		return NULL;
+	const uint8_t *p = s->map + pgno * s->psize;
+	if (h64(p) != pgno || (h16(p + 10) & ~(unsigned)P_DIRTY) != kind)
+		return NULL;
+	if (kind == P_OVERFLOW)
+		return p;
+	unsigned lower = h16(p + 12), upper = h16(p + 14);
+	if (lower < PAGEHDR + 2 || lower > upper || upper > s->psize || (lower - PAGEHDR) % 2)
+		return NULL; /* no page LMDB writes is empty */
+	return p;
+}
+
+static inline unsigned nkeys(const uint8_t *p)
+{
+	return (h16(p + 12) - PAGEHDR) / 2u;
+}
+
+/* Node i of branch or leaf page p: its start and its key, inside the page. */
+static int node_at(const dnsnap_snap_t *s, const uint8_t *p, unsigned i, const uint8_t **node,
+		   const uint8_t **key, size_t *key_len)
+{
+	unsigned off = h16(p + PAGEHDR + 2 * i);
+	if (off < h16(p + 14) || off + NODEHDR > s->psize)
+		return 0;
+	const uint8_t *n = p + off;
+	unsigned ks = h16(n + 6);
+	if (off + NODEHDR + ks > s->psize)
+		return 0;
+	*node = n;
+	*key = n + NODEHDR;
+	*key_len = ks;
+	return 1;
+}
+
+/* A branch node's child: 48 bits in lo, hi (a host u32 either way) and flags. */
+static inline uint64_t child_of(const uint8_t *node)
+{
+	return h32(node) | (uint64_t)h16(node + 4) << 32;
+}
+
+/* A leaf node's value: in the page, or on overflow pages (F_BIGDATA). Any
+ * other node kind (F_SUBDATA, F_DUPDATA) is one dnsnap never writes here. */
+static int leaf_value(const dnsnap_snap_t *s, const uint8_t *p, const uint8_t *node,
+		      size_t key_len, unsigned want_flags, const uint8_t **val, size_t *len)
+{
+	uint64_t dsize = h32(node);
+	unsigned flags = h16(node + 4);
+	const uint8_t *data = node + NODEHDR + key_len;
+	size_t room = s->psize - (size_t)(data - p);
+	if (flags == F_BIGDATA && want_flags == 0) {
+		if (room < 8)
+			return 0;
+		uint64_t op = h64(data);
+		const uint8_t *o = page_at(s, op, P_OVERFLOW);
+		uint64_t pages = o ? h32(o + 12) : 0;
+		if (o == NULL || pages == 0 || pages > s->npages - op ||
+		    dsize > pages * s->psize - PAGEHDR)
+			return 0;
+		*val = o + PAGEHDR;
+		*len = (size_t)dsize;
+		return 1;
+	}
+	if (flags != want_flags || dsize > room)
+		return 0;
+	*val = data;
+	*len = (size_t)dsize;
+	return 1;
+}
+
+/* The last node of branch page p whose key is <= key (node 0 sorts first). */
+static int branch_pick(const dnsnap_snap_t *s, const uint8_t *p, const uint8_t *key,
+		       size_t key_len, unsigned *pick)
+{
+	unsigned lo = 1, hi = nkeys(p), found = 0;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		const uint8_t *node, *k;
+		size_t kl;
+		if (!node_at(s, p, mid, &node, &k, &kl))
+			return 0;
+		if (dnsnap_key_cmp(k, kl, key, key_len) <= 0) {
+			found = mid;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	*pick = found;
+	return 1;
+}
+
+/* The first node of leaf page p whose key is >= key (nkeys if none). */
+static int leaf_seek(const dnsnap_snap_t *s, const uint8_t *p, const uint8_t *key, size_t key_len,
+		     unsigned *pick)
+{
+	unsigned lo = 0, hi = nkeys(p);
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		const uint8_t *node, *k;
+		size_t kl;
+		if (!node_at(s, p, mid, &node, &k, &kl))
+			return 0;
+		if (dnsnap_key_cmp(k, kl, key, key_len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*pick = lo;
+	return 1;
+}
+
+/* Find @p key in tree @p t: its raw value (with its Value_Check) in the map.
+ * DNSNAP_ENOTFOUND, or DNSNAP_ECHECKSUM for damage on the way. */
+static int tree_get(const dnsnap_snap_t *s, const tree_t *t, const uint8_t *key, size_t key_len,
+		    unsigned want_flags, const uint8_t **val, size_t *len)
+{
+	if (t->root == P_INVALID)
+		return DNSNAP_ENOTFOUND;
+	uint64_t pgno = t->root;
+	for (unsigned level = 0; level + 1 < t->depth; level++) {
+		const uint8_t *p = page_at(s, pgno, P_BRANCH), *node, *k;
+		unsigned i;
+		size_t kl;
+		if (p == NULL || !branch_pick(s, p, key, key_len, &i) || !node_at(s, p, i, &node, &k, &kl))
+			return DNSNAP_ECHECKSUM;
+		pgno = child_of(node);
+	}
+	const uint8_t *p = page_at(s, pgno, P_LEAF), *node, *k;
+	unsigned i;
+	size_t kl;
+	if (p == NULL || !leaf_seek(s, p, key, key_len, &i))
+		return DNSNAP_ECHECKSUM;
+	if (i == nkeys(p))
+		return DNSNAP_ENOTFOUND;
+	if (!node_at(s, p, i, &node, &k, &kl))
+		return DNSNAP_ECHECKSUM;
+	if (dnsnap_key_cmp(k, kl, key, key_len) != 0)
+		return DNSNAP_ENOTFOUND;
+	return leaf_value(s, p, node, kl, want_flags, val, len) ? DNSNAP_OK : DNSNAP_ECHECKSUM;
+}
+
+/* ----------------------------------------------------------------- values */
+
+/*
+ * A value out of the map into @p buf (the entry, without its Value_Check),
+ * and the stored check into @p check: run under the guard. The check is
+ * compared by the caller, on the copy.
+ */
+static int value_copy(const uint8_t *val, size_t len, uint8_t *buf, size_t cap, size_t *out_len,
+		      uint32_t *check)
+{
+	if (len < VALUE_CHECK_LEN || len - VALUE_CHECK_LEN > cap)
+		return DNSNAP_ECHECKSUM;
+	*out_len = len - VALUE_CHECK_LEN;
+	memcpy(buf, val, *out_len);
+	*check = get32(val + *out_len);
+	return DNSNAP_OK;
+}
+
+typedef struct fetch {
+	const uint8_t *key;
+	size_t key_len;
+	uint8_t *buf;
+	size_t cap, len;
+	uint32_t check;
+} fetch_t;
+
+static __attribute__((noinline)) int fetch_in_map(const dnsnap_snap_t *s, fetch_t *f)
+{
+	const uint8_t *val;
+	size_t len;
+	int err = tree_get(s, &s->entries, f->key, f->key_len, 0, &val, &len);
+	if (err == DNSNAP_OK)
+		err = value_copy(val, len, f->buf, f->cap, &f->len, &f->check);
+	return err;
+}
+
+int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_t *buf,
+		    size_t cap, size_t *len)
+{
+	if (s == NULL || key == NULL || buf == NULL || len == NULL || key_len == 0 ||
+	    key_len > DNSNAP_KEY_MAX)
+		return DNSNAP_EINVAL;
+	if (atomic_load_explicit(&s->faults, memory_order_relaxed) != 0)
+		return DNSNAP_ENOTFOUND; /* the file changed in place: not read again */
+	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+	fetch_t f = { .key = key, .key_len = key_len, .buf = buf, .cap = cap };
+	int err = GUARDED(s, fetch_in_map(s, &f));
+	atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+	if (err == DNSNAP_OK && (value_check(key, key_len, buf, f.len) != f.check ||
+				 dnsnap_entry_validate(buf, f.len, NULL) != DNSNAP_OK))
+		err = DNSNAP_ECHECKSUM;
+	if (err == DNSNAP_OK) {
+		*len = f.len;
+		return DNSNAP_OK;
+	}
+	if (err == DNSNAP_ECHECKSUM)
+		atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
+	return err == DNSNAP_ENOTFOUND || err == DNSNAP_ECHECKSUM || err == DNSNAP_ETRUNC
+		       ? DNSNAP_ENOTFOUND : err; /* damage and faults are misses */
+}
+
+/* The answer path's copy of an entry: one per thread, made on first use. */
+static _Thread_local uint8_t tl_entry[DNSNAP_ENTRY_MAX];
+
+int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
+			uint16_t max_size, int serve_stale, uint32_t stale_window,
+			uint16_t our_udp_size, uint8_t *out, size_t cap, size_t *out_len)
+{
+	size_t len;
+	int err = dnsnap_snap_get(s, q->key, q->key_len, tl_entry, sizeof tl_entry, &len);
+	if (err != DNSNAP_OK)
+		return err;
+	int32_t left = (int32_t)(get32(tl_entry + 4) - now);
+	int stale = left <= 0;
+	if (stale && !(serve_stale && -(int64_t)left < (int64_t)stale_window))
+		return DNSNAP_ENOTFOUND;
+	dnsnap_answer_opts_t o = {
+		.now = now, .max_size = max_size, .our_udp_size = our_udp_size, .stale = stale,
+	};
+	return dnsnap_answer_build(q, tl_entry, len, &o, out, cap, out_len);
+}
+
+int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
+		       uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
+{
+	if (s == NULL || q == NULL || out == NULL || out_len == NULL)
+		return DNSNAP_EINVAL;
+	return dnsnap__snap_answer(s, q, now, max_size, 0, 0, 1232, out, cap, out_len);
+}
+
+/* ------------------------------------------------------------------ scans */
+
+/*
+ * An ordered walk of the entries tree, recursive (depth <= MAX_DEPTH, as the
+ * tree record says, so no loop can go on): a damaged page loses its subtree,
+ * counted; a damaged value is skipped, counted; everything else is copied,
+ * checked and handed to fn in key order.
+ */
+typedef struct scan {
+	dnsnap_snap_t *s;
+	const uint8_t *prefix;
+	size_t prefix_len;
+	int (*fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		  size_t entry_len);
+	void *arg;
+	dnsnap_scan_stats_t st;
+	int ret;                 /* fn's value when it stopped the walk */
+	int seeking;             /* still on the path to the prefix's first key */
+	size_t key_len, prev_len;
+	uint8_t *key, *prev, *entry;
+	dnsnap_diag_t first;     /* the first damage met, for messages */
+	int first_err;
+} scan_t;
+
+static void scan_damage(scan_t *sc, int err, uint64_t off, const char *what)
+{
+	if (sc->first_err == DNSNAP_OK) {
+		sc->first_err = err;
+		dnsnap__diag(&sc->first, err, (size_t)off, "%s: entry %llu (at 0x%llx): %s",
+			     sc->s->path,
+			     (unsigned long long)(sc->st.entries + sc->st.damaged),
+			     (unsigned long long)off, what);
+	}
+}
+
+/* One leaf node: 1 stops the walk (fn's wish, or past the prefix). */
+static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const uint8_t *k,
+		      size_t kl)
+{
+	dnsnap_snap_t *s = sc->s;
+	if (sc->prefix_len &&
+	    (kl < sc->prefix_len || memcmp(k, sc->prefix, sc->prefix_len) != 0)) {
+		if (dnsnap_key_cmp(k, kl, sc->prefix, sc->prefix_len) > 0)
+			return 1; /* past the range */
+		return 0;
+	}
+	const uint8_t *val;
+	size_t vlen, elen;
+	uint32_t check;
+	uint64_t off = (uint64_t)(node - s->map);
+	if (!leaf_value(s, p, node, kl, 0, &val, &vlen) ||
+	    value_copy(val, vlen, sc->entry, DNSNAP_ENTRY_MAX, &elen, &check) != DNSNAP_OK) {
+		sc->st.damaged++;
+		scan_damage(sc, DNSNAP_ECHECKSUM, off, "the value lies outside its pages");
+		return 0;
+	}
+	memcpy(sc->key, k, kl);
+	sc->key_len = kl;
+	int e = DNSNAP_OK;
+	const char *what = NULL;
+	dnsnap_diag_t ed;
+	dnsnap_key_t kd;
+	if (value_check(sc->key, kl, sc->entry, elen) != check)
+		e = DNSNAP_ECHECKSUM, what = "Value_Check mismatch";
+	else if ((e = dnsnap_key_decode(sc->key, kl, &kd, &ed)) != DNSNAP_OK)
+		what = ed.msg;
+	else if ((e = dnsnap_entry_validate(sc->entry, elen, &ed)) != DNSNAP_OK)
+		what = ed.msg;
+	else if (sc->prev_len && dnsnap_key_cmp(sc->prev, sc->prev_len, sc->key, kl) >= 0)
+		e = DNSNAP_EFIELD, what = "out of key order";
+	if (e != DNSNAP_OK) {
+		sc->st.damaged++;
+		scan_damage(sc, e, off, what);
+		return 0;
+	}
+	sc->st.entries++;
+	uint8_t *t = sc->prev; /* this key becomes the previous one */
+	sc->prev = sc->key;
+	sc->prev_len = kl;
+	sc->key = t;
+	int r = sc->fn(sc->arg, sc->prev, kl, sc->entry, elen);
+	if (r != 0) {
+		sc->ret = r;
+		return 1;
+	}
+	return 0;
+}
+
+static int scan_page(scan_t *sc, uint64_t pgno, unsigned level)
+{
+	dnsnap_snap_t *s = sc->s;
+	int leaf = level + 1 == s->entries.depth;
+	const uint8_t *p = page_at(s, pgno, leaf ? P_LEAF : P_BRANCH);
+	if (p == NULL) {
+		sc->st.bad_pages++;
+		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->npages ? pgno * s->psize : 0,
+			    leaf ? "a damaged leaf page" : "a damaged branch page");
+		return 0;
+	}
+	unsigned i = 0, n = nkeys(p);
+	if (sc->seeking && sc->prefix_len &&
+	    !(leaf ? leaf_seek(s, p, sc->prefix, sc->prefix_len, &i)
+		   : branch_pick(s, p, sc->prefix, sc->prefix_len, &i)))
+		i = 0; /* a damaged node on the search path: walk the page whole */
+	if (leaf)
+		sc->seeking = 0;
+	for (; i < n; i++) {
+		const uint8_t *node, *k;
+		size_t kl;
+		if (!node_at(s, p, i, &node, &k, &kl)) {
+			if (leaf)
+				sc->st.damaged++;
+			else
+				sc->st.bad_pages++;
+			scan_damage(sc, DNSNAP_ECHECKSUM, pgno * s->psize, "a damaged node");
+			continue;
+		}
+		if (leaf ? scan_value(sc, p, node, k, kl) : scan_page(sc, child_of(node), level + 1))
+			return 1;
+	}
+	return 0;
+}
+
+static __attribute__((noinline)) int scan_in_map(scan_t *sc)
+{
+	if (sc->s->entries.root != P_INVALID)
+		scan_page(sc, sc->s->entries.root, 0);
+	return DNSNAP_OK;
+}
+
+int dnsnap_snap_scan(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
+		     int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+			       const uint8_t *entry, size_t entry_len),
+		     void *arg, dnsnap_scan_stats_t *stats, dnsnap_diag_t *d)
+{
+	if (s == NULL || fn == NULL || (prefix_len > 0 && prefix == NULL) ||
+	    prefix_len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	scan_t sc = { .s = s, .prefix = prefix, .prefix_len = prefix_len, .fn = fn, .arg = arg,
+		      .seeking = 1 };
+	uint8_t *buf = dnsnap_malloc(2 * DNSNAP_KEY_MAX + DNSNAP_ENTRY_MAX);
+	if (buf == NULL)
+		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", s->path);
+	sc.key = buf;
+	sc.prev = buf + DNSNAP_KEY_MAX;
+	sc.entry = buf + 2 * DNSNAP_KEY_MAX;
+	int err = DNSNAP_OK;
+	if (atomic_load_explicit(&s->faults, memory_order_relaxed) != 0)
+		err = DNSNAP_ETRUNC;
+	else {
+		atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+		err = GUARDED(s, scan_in_map(&sc));
+		atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+	}
+	dnsnap_free(buf);
+	/* a whole walk also accounts for what damaged pages hid */
+	uint64_t seen = sc.st.entries + sc.st.damaged;
+	if (err == DNSNAP_OK && sc.ret == 0 && prefix_len == 0 && seen != s->info.entry_count) {
+		if (seen < s->info.entry_count)
+			sc.st.damaged += s->info.entry_count - seen;
+		scan_damage(&sc, DNSNAP_ECHECKSUM, 20, "the walk and the meta record's Entry_Count "
+			    "disagree");
+	}
+	if (stats != NULL)
+		*stats = sc.st;
+	if (err == DNSNAP_ETRUNC)
+		return dnsnap__diag(d, err, 0, "%s: the file changed in place while being read "
+				    "(truncated or overwritten): publish snapshots by rename", s->path);
+	if (sc.ret != 0)
+		return sc.ret;
+	if (sc.first_err != DNSNAP_OK) {
+		if (d != NULL)
+			*d = sc.first;
+		return sc.first_err;
+	}
+	return DNSNAP_OK;
+}
+
+int dnsnap_snap_foreach(dnsnap_snap_t *s,
+			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+				  const uint8_t *entry, size_t entry_len),
+			void *arg)
+{
+	return dnsnap_snap_scan(s, NULL, 0, fn, arg, NULL, NULL);
+}
+
+int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
+			       int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+					 const uint8_t *entry, size_t entry_len),
+			       void *arg)
+{
+	return dnsnap_snap_scan(s, prefix, prefix_len, fn, arg, NULL, NULL);
+}
+
+/* ------------------------------------------------------------------ open */
+
+/* The meta record (spec/FORMAT.md, "Snapshot meta record"), from its checked
+ * copy; offsets in messages are within the record. */
+static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t check,
+		     dnsnap_diag_t *d)
+{
+	if (len < 8 || memcmp(m, SNAP_MAGIC, 4) != 0)
+		return dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not a dnsnap snapshot (meta record)",
+				    s->path);
+	unsigned major = get16(m + 4), minor = get16(m + 6);
+	if (major != DNSNAP_SNAP_MAJOR)
+		return dnsnap__diag(d, DNSNAP_EVERSION, 4,
+				    "%s: snapshot format %u.%u, this dnsnap reads %d.x%s", s->path,
+				    major, minor, DNSNAP_SNAP_MAJOR,
+				    major < DNSNAP_SNAP_MAJOR
+					    ? " (export it with the dnsnap that wrote it, then "
+					      "import the stream with this one)"
+					    : "");
+	if (value_check((const uint8_t *)META_KEY, 4, m, len) != check)
+		return dnsnap__diag(d, DNSNAP_ECHECKSUM, len, "%s: the meta record is damaged "
+				    "(Value_Check mismatch)", s->path);
+	if (len < 39)
+		return dnsnap__diag(d, DNSNAP_ETRUNC, len, "%s: the meta record is cut (%zu bytes)",
+				    s->path, len);
+	unsigned hsize = get16(m + 8), wl = m[38];
+	if (hsize < 39 + wl || hsize > len)
+		return dnsnap__diag(d, DNSNAP_ETRUNC, 8, "%s: meta record Header_Size %u, its "
+				    "fields need %u of %zu bytes", s->path, hsize, 39 + wl, len);
 	if (get16(m + 10) != 0)
 		return dnsnap__diag(d, DNSNAP_ERESERVED, 10, "%s: reserved meta flags", s->path);
-	if (len < 39 || len < 39u + m[38] || hsize < 39u + m[38] || hsize > len || m[29] != 8 ||
-	    m[28] != 1)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, 8, "%s: meta record of %zu bytes is cut or malformed",
-			    s->path, len);
+	if (m[28] != 1)
+		return dnsnap__diag(d, DNSNAP_EFIELD, 28, "%s: unknown Digest_Type %u", s->path,
+				    m[28]);
+	if (m[29] != 8)
+		return dnsnap__diag(d, DNSNAP_EFIELD, 29, "%s: Digest_Len %u, XXH3-64 has 8", s->path,
+				    m[29]);
+	for (size_t o = hsize; o < len;) { /* meta TLVs: none known, each must be whole */
+		if (len - o < 3 || len - o - 3 < get16(m + o + 1))
+			return dnsnap__diag(d, DNSNAP_ETRUNC, o, "%s: meta TLV at %zu is cut", s->path,
+					    o);
+		o += 3 + (size_t)get16(m + o + 1);
+	}
 	s->info.major = major;
 	s->info.minor = minor;
 	s->info.created_at = get64(m + 12);
 	s->info.entry_count = get64(m + 20);
 	s->info.digest = get64(m + 30);
-	memcpy(s->info.writer, m + 39, m[38] < 127 ? m[38] : 127);
-	s->info.writer[m[38] < 127 ? m[38] : 127] = 0;
+	memcpy(s->info.writer, m + 39, wl < 127 ? wl : 127);
+	s->info.writer[wl < 127 ? wl : 127] = 0;
 	return DNSNAP_OK;
 }
 
-/* Before LMDB maps anything: the file must end in our trailer and LMDB's
- * pages must be whole, or reading them would fault (SIGBUS). */
-static int check_file(dnsnap_snap_t *s, dnsnap_diag_t *d)
+/* A named database's record (an MDB_db in the main tree) into @p t. */
+static int read_db(dnsnap_snap_t *s, const uint8_t *db, const char *name, tree_t *t,
+		   dnsnap_diag_t *d)
 {
-	int fd = open(s->path, O_RDONLY);
-	if (fd < 0)
-		return dnsnap__diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
-	struct stat st;
-	uint8_t head[32], t[TRAILER_LEN];
-	int err = DNSNAP_OK;
-	if (fstat(fd, &st) != 0)
-		err = dnsnap__diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
-	else if (st.st_size < (off_t)sizeof head ||
-		 pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-		 get32(head + 16) != 0xBEEFC0DE) /* LMDB's meta page magic */
-		err = dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not an LMDB file", s->path);
-	else if (st.st_size < TRAILER_LEN + 4096 ||
-		 pread(fd, t, sizeof t, st.st_size - TRAILER_LEN) != (ssize_t)sizeof t ||
-		 memcmp(t, TRAILER_MAGIC, 4) != 0)
-		s->no_trailer = 1; /* a plain LMDB file, or a cut snapshot: open tells */
-	else if (get64(t + 8) != (uint64_t)st.st_size - TRAILER_LEN)
-		err = dnsnap__diag(d, DNSNAP_ETRUNC, (size_t)st.st_size,
-			   "%s: %llu bytes, the trailer says %llu", s->path,
-			   (unsigned long long)st.st_size,
-			   (unsigned long long)(get64(t + 8) + TRAILER_LEN));
-	s->info.file_size = err == DNSNAP_OK ? (uint64_t)st.st_size : 0;
-	s->data_len = s->no_trailer ? s->info.file_size : get64(t + 8);
-	s->file_hash = s->no_trailer ? 0 : get64(t + 16);
-	close(fd);
-	return err;
+	unsigned flags = h16(db + 4);
+	if (flags != 0)
+		return dnsnap__diag(d, DNSNAP_EFIELD, (size_t)(db - s->map),
+				    "%s: the %s database has LMDB flags 0x%x (%s): dnsnap never "
+				    "writes those", s->path, name, flags,
+				    flags & 0x04 ? "duplicate-sorted data" : "not plain keys");
+	t->depth = h16(db + 6);
+	t->entries = h64(db + 32);
+	t->root = h64(db + 40);
+	if (t->root == P_INVALID ? t->depth != 0
+				 : (t->depth == 0 || t->depth > MAX_DEPTH || t->root >= s->npages))
+		return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(db - s->map),
+				    "%s: the %s database's root (page %llu, depth %u) is damaged",
+				    s->path, name, (unsigned long long)t->root, t->depth);
+	return DNSNAP_OK;
 }
 
-/*
- * Find the map LMDB made (its base is not exported unless fixed): the
- * mapping of our file (by inode) that holds @p inside, a pointer LMDB
- * returned. Then map zero pages over the part past the file's end.
- */
-static int guard_map(dnsnap_snap_t *s, const void *inside, size_t mapsize, size_t file_pages,
-		     dnsnap_diag_t *d)
+/* The opening sequence, under the guard (spec/FORMAT.md, "Opening"). */
+typedef struct opening {
+	dnsnap_diag_t *d;
+	int no_trailer;
+} opening_t;
+
+static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op)
 {
-	struct stat st;
-	if (stat(s->path, &st) != 0)
-		return dnsnap__diag(d, -errno, 0, "%s: %s", s->path, strerror(errno));
-	FILE *f = fopen("/proc/self/maps", "r");
-	if (f == NULL)
-		return dnsnap__diag(d, -errno, 0, "/proc/self/maps: %s", strerror(errno));
-	char line[512];
-	uintptr_t p = (uintptr_t)inside, base = 0;
-	while (fgets(line, sizeof line, f) != NULL) {
-		unsigned long lo, hi, off, ino;
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %lu", &lo, &hi, &off, &ino) == 4 &&
-		    lo <= p && p < hi && ino == (unsigned long)st.st_ino) {
-			base = lo - off;
-			break;
-		}
+	dnsnap_diag_t *d = op->d;
+	const uint8_t *m = s->map;
+	size_t size = s->map_len;
+	/* 1. LMDB's first meta page: magic, data format, page size */
+	if (size < PAGEHDR + META_TXNID + 8 || h32(m + PAGEHDR) != LMDB_MAGIC) {
+		if (size >= PAGEHDR + 4 && h32(m + PAGEHDR) == __builtin_bswap32(LMDB_MAGIC))
+			return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: an LMDB file of a host "
+					    "with the other byte order: snapshots stay on hosts "
+					    "like the writer's; copy with export and import", s->path);
+		return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: not a snapshot (no LMDB magic)",
+				    s->path);
 	}
-	fclose(f);
-	if (base == 0)
-		return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: the map was not found", s->path);
-	s->map = (const uint8_t *)base;
-	if (mapsize > file_pages &&
-	    mmap((uint8_t *)base + file_pages, mapsize - file_pages, PROT_READ,
-		 MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
-		return dnsnap__diag(d, -errno, 0, "%s: mapping the guard: %s", s->path, strerror(errno));
-	return DNSNAP_OK;
-}
-
-/* The entries database's root page, from its record in LMDB's main database
- * (an MDB_db: pad u32, flags u16, depth u16, four u64 counts, root u64). */
-static int find_root(dnsnap_snap_t *s, MDB_txn *txn, dnsnap_diag_t *d)
-{
-	MDB_dbi main;
-	MDB_val k = { 7, (void *)"entries" }, v;
-	if (mdb_dbi_open(txn, NULL, 0, &main) != 0 || mdb_get(txn, main, &k, &v) != 0 ||
-	    v.mv_size < 48)
-		return dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: no entries database", s->path);
-	s->root = get64((const uint8_t *)v.mv_data + 40);
-	return DNSNAP_OK;
+	if (h32(m + PAGEHDR + 4) != LMDB_DATA_VERSION)
+		return dnsnap__diag(d, DNSNAP_EVERSION, PAGEHDR + 4, "%s: LMDB data format %u, this "
+				    "dnsnap reads %u", s->path, h32(m + PAGEHDR + 4),
+				    LMDB_DATA_VERSION);
+	size_t ps = h32(m + META_DBS);
+	if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0)
+		return dnsnap__diag(d, DNSNAP_EFIELD, META_DBS, "%s: LMDB page size %zu", s->path,
+				    ps);
+	s->psize = ps;
+	/* 2. the trailer */
+	const uint8_t *t = m + size - TRAILER_LEN;
+	if (size < 2 * ps + TRAILER_LEN || memcmp(t, TRAILER_MAGIC, 4) != 0) {
+		op->no_trailer = 1; /* cut, or plain LMDB: the meta database tells */
+		s->data_len = size / ps * ps;
+	} else if (get32(t + 4) != 0) {
+		return dnsnap__diag(d, DNSNAP_ERESERVED, size - TRAILER_LEN + 4,
+				    "%s: the trailer's reserved field is not zero", s->path);
+	} else if (get64(t + 8) != size - TRAILER_LEN || get64(t + 8) % ps != 0) {
+		return dnsnap__diag(d, DNSNAP_ETRUNC, size - TRAILER_LEN + 8,
+				    "%s: %zu bytes, the trailer says %llu: the file was cut or "
+				    "extended", s->path, size,
+				    (unsigned long long)(get64(t + 8) + TRAILER_LEN));
+	} else {
+		s->data_len = get64(t + 8);
+		s->file_hash = get64(t + 16);
+	}
+	/* 3. the meta page LMDB would pick: both well-formed, the larger txnid */
+	const uint8_t *m1 = m + ps;
+	for (int i = 0; i < 2; i++) {
+		const uint8_t *mp = i ? m1 : m;
+		if ((h16(mp + 10) & ~(unsigned)P_DIRTY) != P_META || h32(mp + PAGEHDR) != LMDB_MAGIC ||
+		    h32(mp + PAGEHDR + 4) != LMDB_DATA_VERSION)
+			return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)i * ps,
+					    "%s: LMDB meta page %d is damaged", s->path, i);
+	}
+	const uint8_t *mp = h64(m1 + META_TXNID) > h64(m + META_TXNID) ? m1 : m;
+	size_t mp_off = (size_t)(mp - m);
+	uint64_t last = h64(mp + META_LAST_PG);
+	if (last >= s->data_len / ps)
+		return dnsnap__diag(d, DNSNAP_ETRUNC, mp_off + META_LAST_PG,
+				    "%s: LMDB's pages end at %llu, the file's data at %llu: the file "
+				    "was cut short (truncated)", s->path,
+				    (unsigned long long)((last + 1) * ps),
+				    (unsigned long long)s->data_len);
+	s->npages = last + 1;
+	/* 4. the main database: exactly "entries" and "meta", both plain */
+	tree_t main;
+	if (read_db(s, mp + META_DBS + DB_LEN, "main", &main, d) != DNSNAP_OK)
+		return DNSNAP_ECHECKSUM;
+	const uint8_t *ev, *mv;
+	size_t el, ml;
+	int e1 = tree_get(s, &main, (const uint8_t *)"entries", 7, F_SUBDATA, &ev, &el);
+	int e2 = tree_get(s, &main, (const uint8_t *)"meta", 4, F_SUBDATA, &mv, &ml);
+	if (e1 == DNSNAP_ENOTFOUND || e2 == DNSNAP_ENOTFOUND || main.entries != 2)
+		return dnsnap__diag(d, DNSNAP_EMAGIC, mp_off + META_DBS + DB_LEN,
+				    "%s: an LMDB file that is not a dnsnap snapshot (its databases "
+				    "are not \"entries\" and \"meta\")", s->path);
+	if (e1 != DNSNAP_OK || e2 != DNSNAP_OK || el != DB_LEN || ml != DB_LEN)
+		return dnsnap__diag(d, DNSNAP_ECHECKSUM, main.root * ps, "%s: LMDB's main database "
+				    "(page %llu) is damaged", s->path, (unsigned long long)main.root);
+	tree_t meta;
+	int err = read_db(s, mv, "meta", &meta, d);
+	if (err == DNSNAP_OK)
+		err = read_db(s, ev, "entries", &s->entries, d);
+	if (err != DNSNAP_OK)
+		return err;
+	if (op->no_trailer)
+		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: a dnsnap snapshot without its "
+				    "trailer: the file was cut short (truncated)", s->path);
+	/* 5. the meta record */
+	const uint8_t *rec;
+	size_t rl;
+	err = tree_get(s, &meta, (const uint8_t *)META_KEY, 4, 0, &rec, &rl);
+	if (err != DNSNAP_OK || rl < VALUE_CHECK_LEN || meta.entries != 1)
+		return dnsnap__diag(d, err == DNSNAP_ENOTFOUND ? DNSNAP_EMAGIC : DNSNAP_ECHECKSUM,
+				    meta.root * ps, "%s: %s", s->path, err == DNSNAP_ENOTFOUND
+				    ? "no meta record: not a dnsnap snapshot"
+				    : "the meta database is damaged");
+	uint8_t copy[65536];
+	if (rl - VALUE_CHECK_LEN > sizeof copy)
+		return dnsnap__diag(d, DNSNAP_ETRUNC, meta.root * ps, "%s: a meta record of %zu "
+				    "bytes", s->path, rl);
+	memcpy(copy, rec, rl - VALUE_CHECK_LEN);
+	err = read_meta(s, copy, rl - VALUE_CHECK_LEN, get32(rec + rl - VALUE_CHECK_LEN), d);
+	if (err == DNSNAP_OK && s->entries.entries != s->info.entry_count)
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(ev - m + 32), "%s: LMDB counts "
+				   "%llu entries, the meta record %llu", s->path,
+				   (unsigned long long)s->entries.entries,
+				   (unsigned long long)s->info.entry_count);
+	return err;
 }
 
 int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 {
 	if (path == NULL || out == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	pthread_once(&bus_once, install_sigbus);
 	size_t pl = strlen(path);
 	dnsnap_snap_t *s = dnsnap_calloc(1, sizeof *s + pl + 1);
 	if (s == NULL)
 		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 	memcpy(s->path, path, pl + 1);
-	int err = check_file(s, d);
+	int err = DNSNAP_OK;
+	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0)
+		err = dnsnap__diag(d, -errno, 0, "%s: %s", path, strerror(errno));
+	else if (fstat(s->fd, &s->st) != 0)
+		err = dnsnap__diag(d, -errno, 0, "%s: %s", path, strerror(errno));
+	else if (S_ISDIR(s->st.st_mode))
+		err = dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: a directory, not a snapshot", path);
+	else if (!S_ISREG(s->st.st_mode))
+		err = dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not a regular file", path);
+	else if (s->st.st_size == 0)
+		err = dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: an empty file, not a snapshot", path);
+	else if ((uint64_t)s->st.st_size > SIZE_MAX / 2)
+		err = dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: too large to map", path);
+	if (err == DNSNAP_OK) {
+		s->map_len = (size_t)s->st.st_size;
+		void *p = mmap(NULL, s->map_len, PROT_READ, MAP_SHARED, s->fd, 0);
+		if (p == MAP_FAILED)
+			err = dnsnap__diag(d, -errno, 0, "%s: mmap: %s", path, strerror(errno));
+		else
+			s->map = p;
+	}
+	if (err == DNSNAP_OK) {
+		opening_t op = { .d = d };
+		err = GUARDED(s, open_in_map(s, &op));
+		if (err == DNSNAP_ETRUNC && atomic_load(&s->faults) != 0)
+			err = dnsnap__diag(d, err, 0, "%s: the file changed while being opened", path);
+		s->info.file_size = (uint64_t)s->map_len;
+	}
 	if (err != DNSNAP_OK) {
-		dnsnap_free(s);
+		dnsnap_snap_close(s);
 		return err;
 	}
-	/*
-	 * Corrupt page contents can send LMDB's reads up to 128 KiB past a page
-	 * (u16 node offsets and key sizes), and past the file's end a mapping
-	 * faults with SIGBUS. So the map is sized here, not by the file's meta
-	 * page, and everything past the file is replaced with zero pages: a
-	 * damaged file gives wrong bytes (caught by validation), never a crash.
-	 */
-	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-	size_t file_pages = ((size_t)s->info.file_size + ps - 1) / ps * ps;
-	int rc = mdb_env_create(&s->env);
-	if (rc == 0)
-		rc = mdb_env_set_maxdbs(s->env, 2);
-	if (rc == 0)
-		rc = mdb_env_set_mapsize(s->env, file_pages + MAP_GUARD);
-	if (rc == 0)
-		rc = mdb_env_open(s->env, path, MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS |
-				  MDB_NORDAHEAD, 0600);
-	MDB_envinfo ei;
-	MDB_stat es;
-
-	if (rc == 0 && (rc = mdb_env_info(s->env, &ei)) == 0 && (rc = mdb_env_stat(s->env, &es)) == 0 &&
-	    (s->npages = (uint64_t)ei.me_last_pgno + 1, s->psize = es.ms_psize,
-	     s->npages * es.ms_psize > s->data_len)) {
-		err = dnsnap__diag(d, DNSNAP_ETRUNC, 0, "%s: LMDB pages end at %llu, the file's data at %llu",
-			   path, (unsigned long long)((ei.me_last_pgno + 1) * es.ms_psize),
-			   (unsigned long long)s->data_len);
-		goto fail;
-	}
-	if (rc != 0) {
-		err = dnsnap__diag(d, rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ? DNSNAP_EMAGIC
-								  : DNSNAP_ELMDB,
-			   0, "%s: %s", path, mdb_strerror(rc));
-		goto fail;
-	}
-	MDB_txn *txn;
-	MDB_dbi meta;
-	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v;
-	if ((rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn)) != 0) {
-		err = dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
-		goto fail;
-	}
-	if (mdb_dbi_open(txn, "meta", 0, &meta) != 0 || mdb_dbi_open(txn, "entries", 0, &s->entries) != 0 ||
-	    mdb_get(txn, meta, &k, &v) != 0) {
-		mdb_txn_abort(txn);
-		err = dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: an LMDB file that is not a dnsnap snapshot", path);
-		goto fail;
-	}
-	if (s->no_trailer) {
-		mdb_txn_abort(txn);
-		err = dnsnap__diag(d, DNSNAP_ETRUNC, (size_t)s->info.file_size,
-			   "%s: a dnsnap snapshot without its trailer: truncated", path);
-		goto fail;
-	}
-	err = read_meta(s, v.mv_data, v.mv_size, d);
-	if (err == DNSNAP_OK)
-		err = guard_map(s, v.mv_data, ei.me_mapsize, file_pages, d);
-	if (err == DNSNAP_OK)
-		err = find_root(s, txn, d);
-	/* commit, not abort: only a committed transaction keeps its dbi handles */
-	if ((rc = mdb_txn_commit(txn)) != 0 && err == DNSNAP_OK)
-		err = dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s", path, mdb_strerror(rc));
-	if (err != DNSNAP_OK)
-		goto fail;
 	*out = s;
 	return DNSNAP_OK;
-fail:
-	if (s->env)
-		mdb_env_close(s->env);
-	dnsnap_free(s);
-	return err;
 }
 
 void dnsnap_snap_close(dnsnap_snap_t *s)
@@ -248,7 +830,10 @@ void dnsnap_snap_close(dnsnap_snap_t *s)
 		return;
 	while (atomic_load(&s->users) != 0)
 		sched_yield();
-	mdb_env_close(s->env);
+	if (s->map != NULL)
+		munmap((void *)s->map, s->map_len);
+	if (s->fd >= 0)
+		close(s->fd);
 	dnsnap_free(s);
 }
 
@@ -262,273 +847,65 @@ uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s)
 	return atomic_load_explicit(&s->bad, memory_order_relaxed);
 }
 
-/* Whether LMDB handed back bytes inside the file's data (a damaged page can
- * claim any size). */
-static inline int in_data(const dnsnap_snap_t *s, const void *p, size_t len)
+int dnsnap_snap_changed(const dnsnap_snap_t *s)
 {
-	const uint8_t *b = p;
-	return b >= s->map && (uint64_t)(b - s->map) <= s->data_len &&
-	       len <= s->data_len - (uint64_t)(b - s->map);
+	if (atomic_load_explicit(&s->faults, memory_order_relaxed) != 0)
+		return 1;
+	struct stat st;
+	if (fstat(s->fd, &st) != 0)
+		return 1;
+	return st.st_size != s->st.st_size || st.st_mtim.tv_sec != s->st.st_mtim.tv_sec ||
+	       st.st_mtim.tv_nsec != s->st.st_mtim.tv_nsec;
 }
 
-/*
- * The lookup walks LMDB's pages itself (LMDB 0.9 data format: a 16-byte page
- * header {pgno u64, pad u16, flags u16, lower u16, upper u16}, then u16 node
- * offsets; a node is {lo u16, hi u16, flags u16, ksize u16, key, data}),
- * checking every offset and size against the page and the file. mdb_get()
- * trusts the pages, and a damaged file can crash it; this cannot, and it
- * needs no transaction: the file never changes.
- */
-#define P_BRANCH 0x01
-#define P_LEAF 0x02
-#define P_OVERFLOW 0x04
-#define F_BIGDATA 0x01
-#define PAGEHDR 16
+/* ----------------------------------------------------------------- verify */
 
-static const uint8_t *page_at(const dnsnap_snap_t *s, uint64_t pgno, unsigned want)
-{
-	if (pgno < 2 || pgno >= s->npages)
-		return NULL;
-	const uint8_t *p = s->map + pgno * s->psize;
-	if (get64(p) != pgno || (get16(p + 10) & ~0x10u) != want) /* 0x10: P_DIRTY, never on disk */
-		return NULL;
-	return p;
-}
-
-/* Node i of page p: its key and the rest of the page after the key. */
-static int node_at(const dnsnap_snap_t *s, const uint8_t *p, unsigned i, const uint8_t **node,
-		   MDB_val *key)
-{
-	unsigned lower = get16(p + 12), upper = get16(p + 14);
-	if (lower < PAGEHDR || lower > upper || upper > s->psize || PAGEHDR + 2 * i + 2 > lower)
-		return 0;
-	unsigned off = get16(p + PAGEHDR + 2 * i);
-	if (off < upper || off + 8u > s->psize)
-		return 0;
-	const uint8_t *n = p + off;
-	unsigned ks = get16(n + 6);
-	if (off + 8u + ks > s->psize)
-		return 0;
-	*node = n;
-	key->mv_data = (void *)(n + 8);
-	key->mv_size = ks;
-	return 1;
-}
-
-static int lookup(const dnsnap_snap_t *s, const uint8_t *key, size_t key_len, dnsnap_view_t *out)
-{
-	uint64_t pgno = s->root;
-	if (pgno == UINT64_MAX) /* P_INVALID: an empty database */
-		return DNSNAP_ENOTFOUND;
-	for (int depth = 0; depth < 32; depth++) {
-		const uint8_t *p = page_at(s, pgno, P_BRANCH);
-		int branch = p != NULL;
-		if (!branch && (p = page_at(s, pgno, P_LEAF)) == NULL)
-			return DNSNAP_ECHECKSUM;
-		unsigned n = (get16(p + 12) - PAGEHDR) / 2;
-		/* binary search: the last node whose key is <= key (branch
-		 * pages: node 0's key is empty and sorts first) */
-		unsigned lo = branch ? 1 : 0, hi = n, found = 0;
-		const uint8_t *node;
-		MDB_val k;
-		while (lo < hi) {
-			unsigned mid = lo + (hi - lo) / 2;
-			if (!node_at(s, p, mid, &node, &k))
-				return DNSNAP_ECHECKSUM;
-			int c = dnsnap_key_cmp(k.mv_data, k.mv_size, key, key_len);
-			if (c <= 0) {
-				found = mid;
-				lo = mid + 1;
-				if (c == 0 && !branch)
-					break;
-			} else {
-				hi = mid;
-			}
-		}
-		if (!node_at(s, p, found, &node, &k))
-			return DNSNAP_ECHECKSUM;
-		if (branch) {
-			pgno = (uint64_t)get16(node) | (uint64_t)get16(node + 2) << 16 |
-			       (uint64_t)get16(node + 4) << 32;
-			continue;
-		}
-		if (n == 0 || dnsnap_key_cmp(k.mv_data, k.mv_size, key, key_len) != 0)
-			return DNSNAP_ENOTFOUND;
-		uint64_t dsize = (uint64_t)get16(node) | (uint64_t)get16(node + 2) << 16;
-		const uint8_t *data = node + 8 + k.mv_size;
-		if (get16(node + 4) & F_BIGDATA) {
-			if ((size_t)(data + 8 - p) > s->psize)
-				return DNSNAP_ECHECKSUM;
-			const uint8_t *op = page_at(s, get64(data), P_OVERFLOW);
-			if (op == NULL)
-				return DNSNAP_ECHECKSUM;
-			data = op + PAGEHDR;
-		}
-		if (!in_data(s, data, dsize))
-			return DNSNAP_ECHECKSUM;
-		out->p = data;
-		out->len = (size_t)dsize;
-		return DNSNAP_OK;
-	}
-	return DNSNAP_ECHECKSUM; /* deeper than LMDB ever goes: a loop */
-}
-
-int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, dnsnap_view_t *out)
-{
-	if (s == NULL || key == NULL || out == NULL || key_len == 0 || key_len > DNSNAP_KEY_MAX)
-		return DNSNAP_EINVAL;
-	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
-	dnsnap_view_t v;
-	int err = lookup(s, key, key_len, &v);
-	if (err == DNSNAP_OK && dnsnap_entry_validate(v.p, v.len, NULL) == DNSNAP_OK)
-		*out = v;
-	else if (err != DNSNAP_ENOTFOUND) {
-		atomic_fetch_add_explicit(&s->bad, 1, memory_order_relaxed);
-		err = DNSNAP_ENOTFOUND; /* a bad entry is a miss */
-	}
-	atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
-	return err;
-}
-
-int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
-			uint16_t max_size, int serve_stale, uint32_t stale_window,
-			uint16_t our_udp_size, uint8_t *out, size_t cap, size_t *out_len)
-{
-	dnsnap_view_t v;
-	int err = dnsnap_snap_get(s, q->key, q->key_len, &v);
-	if (err != DNSNAP_OK)
-		return err;
-	int32_t left = (int32_t)(get32(v.p + 4) - now);
-	int stale = left <= 0;
-	if (stale && !(serve_stale && -(int64_t)left < (int64_t)stale_window))
-		return DNSNAP_ENOTFOUND;
-	dnsnap_answer_opts_t o = {
-		.now = now, .max_size = max_size, .our_udp_size = our_udp_size, .stale = stale,
-	};
-	return dnsnap_answer_build(q, v.p, v.len, &o, out, cap, out_len);
-}
-
-int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
-		       uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
-{
-	if (s == NULL || q == NULL || out == NULL || out_len == NULL)
-		return DNSNAP_EINVAL;
-	return dnsnap__snap_answer(s, q, now, max_size, 0, 0, 1232, out, cap, out_len);
-}
-
-/* verify's walk (dnsnap_snap_foreach: in key order, every record inside the file) */
 typedef struct vctx {
 	const dnsnap_snap_t *s;
 	const dnsnap_progress_t *pr;
-	dnsnap_diag_t *d;
 	XXH3_state_t *xs;
-	const uint8_t *prev;     /* the previous key, in the map */
-	size_t prev_len;
 	uint64_t n;
-	int err;
 } vctx_t;
 
 static int verify_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
 		      size_t entry_len)
 {
 	vctx_t *v = arg;
-	dnsnap_key_t k;
-	dnsnap_diag_t ed;
-	char kname[300];
-	int e;
-	if ((e = dnsnap_key_decode(key, key_len, &k, &ed)) != DNSNAP_OK)
-		v->err = dnsnap__diag(v->d, e, ed.offset, "%s: entry %llu: key: %s", v->s->path,
-				      (unsigned long long)v->n, ed.msg);
-	else if ((e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
-		dnsnap__key_text(&k, kname, sizeof kname);
-		v->err = dnsnap__diag(v->d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
-				      v->s->path, (unsigned long long)v->n, kname, ed.offset, ed.msg);
-	} else if (v->n > 0 && dnsnap_key_cmp(v->prev, v->prev_len, key, key_len) >= 0)
-		v->err = dnsnap__diag(v->d, DNSNAP_EFIELD, 0, "%s: entry %llu out of key order",
-				      v->s->path, (unsigned long long)v->n);
-	if (v->err != DNSNAP_OK)
-		return 1;
 	record_digest(v->xs, key, key_len, entry, entry_len);
-	v->prev = key;
-	v->prev_len = key_len;
 	if (++v->n % DNSNAP_PROGRESS_EVERY == 0 && v->pr != NULL && v->pr->fn != NULL)
 		v->pr->fn(v->pr->arg, v->n, v->s->info.entry_count);
 	return 0;
+}
+
+static __attribute__((noinline)) int hash_in_map(const dnsnap_snap_t *s, uint64_t *h)
+{
+	*h = XXH3_64bits(s->map, (size_t)s->data_len);
+	return DNSNAP_OK;
 }
 
 int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_diag_t *d)
 {
 	if (s == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
-	if (XXH3_64bits(s->map, s->data_len) != s->file_hash)
-		return dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: file checksum mismatch", s->path);
-	vctx_t v = { .s = s, .pr = pr, .d = d, .xs = XXH3_createState() };
+	uint64_t h = 0;
+	int err = GUARDED(s, hash_in_map(s, &h));
+	if (err != DNSNAP_OK)
+		return dnsnap__diag(d, err, 0, "%s: the file changed in place while being read",
+				    s->path);
+	if (h != s->file_hash)
+		return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)s->data_len + 16,
+				    "%s: the file's bytes do not match the trailer's File_Hash: "
+				    "damaged", s->path);
+	vctx_t v = { .s = s, .pr = pr, .xs = XXH3_createState() };
 	if (v.xs == NULL)
 		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 	XXH3_64bits_reset(v.xs);
-	int err = dnsnap_snap_foreach(s, verify_one, &v);
+	dnsnap_scan_stats_t st;
+	err = dnsnap_snap_scan(s, NULL, 0, verify_one, &v, &st, d);
 	if (pr != NULL && pr->fn != NULL)
 		pr->fn(pr->arg, v.n, s->info.entry_count);
-	if (err == 1)
-		err = v.err; /* an entry's problem, named */
-	else if (err == DNSNAP_ECHECKSUM)
-		err = dnsnap__diag(d, err, 0, "%s: entry %llu lies outside the file", s->path,
-				   (unsigned long long)v.n);
-	else if (err != DNSNAP_OK)
-		err = dnsnap__diag(d, err, 0, "%s: %s", s->path, dnsnap_strerror(err));
-	if (err == DNSNAP_OK && v.n != s->info.entry_count)
-		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 20, "%s: %llu entries, the meta record says %llu",
-			   s->path, (unsigned long long)v.n, (unsigned long long)s->info.entry_count);
 	if (err == DNSNAP_OK && XXH3_64bits_digest(v.xs) != s->info.digest)
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 30, "%s: digest mismatch", s->path);
 	XXH3_freeState(v.xs);
 	return err;
-}
-
-/* ---------------------------------------------------------------- export */
-
-int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
-			       int (*fn)(void *arg, const uint8_t *key, size_t key_len,
-					 const uint8_t *entry, size_t entry_len),
-			       void *arg)
-{
-	if (s == NULL || fn == NULL || (prefix_len > 0 && prefix == NULL))
-		return DNSNAP_EINVAL;
-	MDB_txn *txn;
-	MDB_cursor *cur;
-	int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
-	if (rc == 0 && (rc = mdb_cursor_open(txn, s->entries, &cur)) != 0)
-		mdb_txn_abort(txn);
-	if (rc != 0)
-		return DNSNAP_ELMDB;
-	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
-	/* keys with a common prefix are one range: position at its start */
-	MDB_val k = { prefix_len, (void *)prefix }, v;
-	MDB_cursor_op op = prefix_len ? MDB_SET_RANGE : MDB_FIRST;
-	int ret = DNSNAP_OK;
-	while ((rc = mdb_cursor_get(cur, &k, &v, op)) == 0) {
-		op = MDB_NEXT;
-		if (!in_data(s, k.mv_data, k.mv_size) || !in_data(s, v.mv_data, v.mv_size)) {
-			ret = DNSNAP_ECHECKSUM;
-			break;
-		}
-		if (prefix_len && (k.mv_size < prefix_len || memcmp(k.mv_data, prefix, prefix_len) != 0))
-			break; /* past the range */
-		if ((ret = fn(arg, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) != 0)
-			break;
-	}
-	if (ret == DNSNAP_OK && rc != 0 && rc != MDB_NOTFOUND)
-		ret = DNSNAP_ELMDB;
-	atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
-	mdb_cursor_close(cur);
-	mdb_txn_abort(txn);
-	return ret;
-}
-
-int dnsnap_snap_foreach(dnsnap_snap_t *s,
-			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
-				  const uint8_t *entry, size_t entry_len),
-			void *arg)
-{
-	return dnsnap_snap_foreach_prefix(s, NULL, 0, fn, arg);
 }

@@ -115,7 +115,8 @@ static int lmdb_err(dnsnap_diag_t *d, const char *path, const char *what, int rc
 	return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s: %s", path, what, mdb_strerror(rc));
 }
 
-/* The meta record (spec/FORMAT.md, "Snapshot meta record"). */
+/* The meta record (spec/FORMAT.md, "Snapshot meta record"), then its
+ * Value_Check (key "meta"), like every value. */
 static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
 {
 	char writer[128], host[64] = "?";
@@ -124,8 +125,8 @@ static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
 	if (wl < 0 || wl > 127)
 		wl = 127;
 	memcpy(m, SNAP_MAGIC, 4);
-	put16(m + 4, DNSNAP_FORMAT_MAJOR);
-	put16(m + 6, DNSNAP_FORMAT_MINOR);
+	put16(m + 4, DNSNAP_SNAP_MAJOR);
+	put16(m + 6, DNSNAP_SNAP_MINOR);
 	put16(m + 10, 0);                         /* Flags */
 	put64(m + 12, (uint64_t)time(NULL));      /* Created_At */
 	put64(m + 20, count);
@@ -135,7 +136,8 @@ static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
 	m[38] = (uint8_t)wl;
 	memcpy(m + 39, writer, (size_t)wl);
 	put16(m + 8, (uint16_t)(39 + wl));        /* Header_Size */
-	return 39 + (size_t)wl;
+	put32(m + 39 + wl, value_check((const uint8_t *)META_KEY, 4, m, 39 + (size_t)wl));
+	return 39 + (size_t)wl + VALUE_CHECK_LEN;
 }
 
 /* Append the trailer: Magic, 0, Data_Len, XXH3-64 of bytes [0, Data_Len).
@@ -297,16 +299,19 @@ int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
 	return DNSNAP_OK;
 }
 
-/* Append one record; the caller vouches for the order and the bytes. */
+/* Append one record (its value: the entry, then its Value_Check); the
+ * caller vouches for the order and the bytes. */
 static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
 {
-	MDB_val k = { key_len, (void *)key }, v = { entry_len, (void *)entry };
-	int rc = mdb_put(w->txn, w->dbi, &k, &v, MDB_APPEND);
+	MDB_val k = { key_len, (void *)key }, v = { entry_len + VALUE_CHECK_LEN, NULL };
+	int rc = mdb_put(w->txn, w->dbi, &k, &v, MDB_APPEND | MDB_RESERVE);
 	if (rc != 0) {
 		w->failed = 1;
 		return lmdb_err(d, w->tmp, "mdb_put", rc);
 	}
+	memcpy(v.mv_data, entry, entry_len);
+	put32((uint8_t *)v.mv_data + entry_len, value_check(key, key_len, entry, entry_len));
 	record_digest(w->xs, key, key_len, entry, entry_len);
 	memcpy(w->prev, key, key_len);
 	w->prev_len = key_len;
@@ -433,13 +438,7 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 						   key_len)) < 0)
 		if ((m->err = merge_put_rec(m, &m->r[m->i++])) != DNSNAP_OK)
 			return 1;
-	dnsnap_key_t k;
-	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
-	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK ||
-	    (m->w->n > 0 && dnsnap_key_cmp(m->w->prev, m->w->prev_len, key, key_len) >= 0)) {
-		m->st.base_bad++;
-		return 0;
-	}
+	/* the scan hands over checked entries only: the damaged are counted */
 	if (c == 0) { /* both hold the key: the later Inception wins */
 		const rec_t *r = &m->r[m->i++];
 		if ((int32_t)(get32(entry) - get32(r->key + r->key_len)) > 0) {
@@ -489,12 +488,16 @@ int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, 
 	merge_t m = { .r = r, .n = cp.n, .now = now, .d = d };
 	err = dnsnap_snapw_begin(path, &m.w, d);
 	if (err == DNSNAP_OK && base != NULL) {
-		err = dnsnap_snap_foreach(base, merge_base, &m);
+		dnsnap_scan_stats_t ss;
+		dnsnap_diag_t sd;
+		err = dnsnap_snap_scan(base, NULL, 0, merge_base, &m, &ss, &sd);
+		m.st.base_bad = ss.damaged;
 		if (err == 1)
 			err = m.err;
-		else if (err != DNSNAP_OK)
-			err = dnsnap__diag(d, err, 0, "%s: reading the base snapshot: %s", path,
-					   dnsnap_strerror(err));
+		else if (err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM || err == DNSNAP_EINVAL)
+			err = dnsnap__diag(d, err, 0, "%s: reading the base snapshot: %s", path, sd.msg);
+		else
+			err = DNSNAP_OK; /* damage: left out, counted in base_bad */
 	}
 	while (err == DNSNAP_OK && m.i < m.n)
 		err = merge_put_rec(&m, &r[m.i++]);

@@ -55,6 +55,11 @@ extern "C" {
 
 #define DNSNAP_FORMAT_MAJOR 1
 #define DNSNAP_FORMAT_MINOR 0
+/* The snapshot container's own version (spec/FORMAT.md, "Versioning"): 2.0
+ * added a Value_Check to every value. Keys, entries and the export stream
+ * stay at DNSNAP_FORMAT_MAJOR.DNSNAP_FORMAT_MINOR. */
+#define DNSNAP_SNAP_MAJOR 2
+#define DNSNAP_SNAP_MINOR 0
 
 /* Error codes. Values are part of the format's contract (spec/FORMAT.md,
  * "Errors"; vectors name them): append only, explicit values, never reused. */
