@@ -31,6 +31,18 @@ int hex_tag(const char *h, uint8_t *tag, size_t *len);
 int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s);
 
 /** A whole file, or stdin for "-", into a malloc'd buffer. @return 0 or -errno */
+/**
+ * Walk a snapshot's entries (those under @p prefix) for command @p cmd:
+ * dnsnap_snap_scan(), with its damage reported on stderr (how many entries
+ * were skipped, the first one named). @p fn returns 1 to stop.
+ * @return 0 a clean walk; 1 fn stopped it; EXIT_USAGE after damage or a
+ *         failed walk (reported). @p damaged (may be NULL): entries skipped
+ */
+int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
+	      int (*fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+			size_t entry_len),
+	      void *arg, uint64_t *damaged);
+
 int slurp(const char *path, uint8_t **out, size_t *out_len);
 
 /**

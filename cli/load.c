@@ -168,11 +168,18 @@ static void report_input(const char *path, const capture_stats_t *cs)
 	fputc('\n', stderr);
 }
 
+static int count_none(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	(void)arg, (void)key, (void)key_len, (void)entry, (void)entry_len;
+	return 0;
+}
+
 int cmd_load(int argc, char **argv)
 {
 	const char *path = NULL;
 	const char *inputs[256];
-	int ninputs = 0;
+	int ninputs = 0, drop = 0;
 	unsigned long long now = (unsigned long long)time(NULL), port = 53;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
@@ -183,6 +190,8 @@ int cmd_load(int argc, char **argv)
 		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
 			if (number("load", "--now", argv[++i], UINT32_MAX, &now))
 				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--drop-damaged") == 0) {
+			drop = 1;
 		} else if (argv[i][0] == '-' && argv[i][1] != 0) {
 			return fail("load", NULL, "unexpected argument: %s", argv[i]);
 		} else if (path == NULL) {
@@ -209,6 +218,19 @@ int cmd_load(int argc, char **argv)
 	struct stat sb;
 	if (stat(path, &sb) == 0 && open_snap("load", path, &base))
 		return EXIT_USAGE;
+	/* a damaged base is left as it is (a damaged branch page can hide good
+	 * entries: the merge would lose them), unless --drop-damaged */
+	if (base != NULL && !drop && dnsnap_snap_check_hash(base, NULL) != DNSNAP_OK) {
+		uint64_t damaged = 0;
+		int walk = scan_snap("load", base, NULL, 0, count_none, NULL, &damaged);
+		if (walk != 0) {
+			dnsnap_snap_close(base);
+			return damaged ? fail("load", path, "%llu damaged entr%s: the snapshot is "
+					      "unchanged (--drop-damaged writes it without them)",
+					      (unsigned long long)damaged, damaged == 1 ? "y" : "ies")
+				       : EXIT_USAGE;
+		}
+	}
 
 	load_t l = { .now = (uint32_t)now };
 	dnsnap_cache_opts_t o;
@@ -282,6 +304,8 @@ int cmd_load(int argc, char **argv)
 		printf(" (%llu replaced, %llu expired dropped)", (unsigned long long)st.replaced,
 		       (unsigned long long)st.base_expired);
 	putchar('\n');
+	if (st.base_bad)
+		rc = EXIT_USAGE; /* published without them, but the old file was damaged */
 out:
 	dnsnap_snap_close(base);
 	dnsnap_cache_free(l.c);

@@ -186,10 +186,8 @@ static int cmd_info(int argc, char **argv)
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
 	struct live_count lc = { (uint32_t)now, 0, 0 };
-	int err = dnsnap_snap_foreach(s, count_live, &lc);
+	int rc = scan_snap("info", s, NULL, 0, count_live, &lc, NULL);
 	dnsnap_snap_close(s);
-	if (err != DNSNAP_OK)
-		return fail("info", path, "%s", dnsnap_strerror(err));
 	char created[32];
 	time_t t = (time_t)in.created_at;
 	struct tm tm;
@@ -212,7 +210,7 @@ static int cmd_info(int argc, char **argv)
 		       (unsigned long long)in.entry_count, (unsigned long long)lc.live,
 		       (unsigned long long)lc.expired, (unsigned long long)in.file_size, bpe,
 		       (unsigned long long)in.digest);
-	return 0;
+	return rc;
 }
 
 static int cmd_verify(int argc, char **argv)
@@ -282,7 +280,11 @@ static int cmd_get(int argc, char **argv)
 		return EXIT_USAGE;
 	size_t n;
 	err = dnsnap_snap_answer(s, &dq, (uint32_t)now, 65535, out, sizeof out, &n);
+	uint64_t damaged = dnsnap_snap_bad_entries(s);
 	dnsnap_snap_close(s);
+	if (err == DNSNAP_ENOTFOUND && damaged)
+		return fail("get", path, "%s %s %s: the entry is damaged (its Value_Check or layout "
+			    "fails); run dnsnap verify", name, rclass, type);
 	if (err == DNSNAP_ENOTFOUND) {
 		fprintf(stderr, "dnsnap get: %s %s %s: not in %s (or expired)\n", name, rclass, type,
 			path);
@@ -297,7 +299,7 @@ struct dump_ctx {
 	uint32_t now;
 	int json, expired;
 	const filter_t *f;
-	uint64_t shown, bad;
+	uint64_t shown;
 };
 
 static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
@@ -305,11 +307,7 @@ static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 {
 	struct dump_ctx *dc = arg;
 	dnsnap_key_t k;
-	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
-	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK) {
-		dc->bad++; /* verify names it; dump goes on */
-		return 0;
-	}
+	dnsnap_key_decode(key, key_len, &k, NULL); /* checked by the scan */
 	if ((int32_t)(entry_expiry(entry) - dc->now) <= 0 && !dc->expired)
 		return 0;
 	if (!filter_match(dc->f, &k))
@@ -351,14 +349,11 @@ static int cmd_dump(int argc, char **argv)
 	dnsnap_snap_t *s;
 	if (open_snap("dump", path, &s))
 		return EXIT_USAGE;
-	int err = dnsnap_snap_foreach_prefix(s, f.prefix_len ? f.prefix : NULL, f.prefix_len,
-					     dump_one, &dc);
+	int rc = scan_snap("dump", s, f.prefix_len ? f.prefix : NULL, f.prefix_len, dump_one, &dc,
+			   NULL);
 	dnsnap_snap_close(s);
-	if (err != DNSNAP_OK)
-		return fail("dump", path, "%s: run dnsnap verify", dnsnap_strerror(err));
-	if (dc.bad)
-		return fail("dump", path, "%llu bad entries skipped: run dnsnap verify",
-			    (unsigned long long)dc.bad);
+	if (rc != 0)
+		return rc; /* damage (the good entries were printed) */
 	return dc.shown ? 0 : EXIT_NONE;
 }
 
@@ -373,8 +368,9 @@ struct purge_ctx {
 	int expired;             /* --expired: only expired entries match */
 	uint32_t now;
 	dnsnap_snapw_t *w;       /* NULL: --dry-run, or counting before writing */
-	uint64_t seen, matched, kept, bad, total;
+	uint64_t seen, matched, kept, total;
 	const dnsnap_progress_t *pr;
+	int err;                 /* the writer's, when it stopped the walk */
 	dnsnap_diag_t d;
 };
 
@@ -385,11 +381,7 @@ static int purge_one(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	dnsnap_key_t k;
 	if (++pc->seen % DNSNAP_PROGRESS_EVERY == 0 && pc->pr != NULL)
 		pc->pr->fn(pc->pr->arg, pc->seen, pc->total);
-	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
-	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK) {
-		pc->bad++; /* damaged: not copied */
-		return 0;
-	}
+	dnsnap_key_decode(key, key_len, &k, NULL); /* checked by the scan */
 	const filter_t *f = pc->f;
 	int match = (f->prefix_len == 0 ||
 		     (key_len >= f->prefix_len && memcmp(key, f->prefix, f->prefix_len) == 0)) &&
@@ -400,8 +392,9 @@ static int purge_one(void *arg, const uint8_t *key, size_t key_len, const uint8_
 		return 0;
 	}
 	pc->kept++;
-	if (pc->w != NULL)
-		return dnsnap_snapw_add(pc->w, key, key_len, entry, entry_len, &pc->d);
+	if (pc->w != NULL && (pc->err = dnsnap_snapw_add(pc->w, key, key_len, entry, entry_len,
+							  &pc->d)) != DNSNAP_OK)
+		return 1;
 	return 0;
 }
 
@@ -409,7 +402,7 @@ static int cmd_purge(int argc, char **argv)
 {
 	const char *path = NULL;
 	filter_t f = { 0 };
-	int expired = 0, dry = 0;
+	int expired = 0, dry = 0, drop = 0;
 	unsigned long long now = (unsigned long long)time(NULL);
 	for (int i = 1; i < argc; i++) {
 		int r = filter_arg("purge", &f, argc, argv, &i);
@@ -421,6 +414,8 @@ static int cmd_purge(int argc, char **argv)
 			expired = 1;
 		else if (strcmp(argv[i], "--dry-run") == 0)
 			dry = 1;
+		else if (strcmp(argv[i], "--drop-damaged") == 0)
+			drop = 1;
 		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
 			if (number("purge", "--now", argv[++i], UINT32_MAX, &now))
 				return EXIT_USAGE;
@@ -444,14 +439,33 @@ static int cmd_purge(int argc, char **argv)
 	/* first count (cheap: no writing), so that nothing matched means no
 	 * new file, and the write pass can show a total */
 	struct purge_ctx pc = { .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr };
-	int err = dnsnap_snap_foreach(s, purge_one, &pc);
+	uint64_t damaged = 0;
+	int rc = scan_snap("purge", s, NULL, 0, purge_one, &pc, &damaged);
 	uint64_t total = pc.seen, matched = pc.matched, left = total - matched;
-	if (err == DNSNAP_OK && matched > 0 && !dry) {
+	int err = DNSNAP_OK;
+	/* damage stops a purge (a damaged branch page can hide good entries:
+	 * rewriting would lose them) unless --drop-damaged asks to write the
+	 * file without them; the exit status is 2 either way */
+	if (damaged > 0 && !dry && !drop) {
+		progress_end(&pg);
+		dnsnap_snap_close(s);
+		return fail("purge", path, "%llu damaged entr%s: the snapshot is unchanged "
+			    "(--drop-damaged writes it without them)", (unsigned long long)damaged,
+			    damaged == 1 ? "y" : "ies");
+	}
+	if ((rc == 0 || damaged > 0) && matched > 0 && !dry) {
 		pc = (struct purge_ctx){ .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr,
 					 .total = total };
 		err = dnsnap_snapw_begin(path, &pc.w, &pc.d);
 		if (err == DNSNAP_OK) {
-			err = dnsnap_snap_foreach(s, purge_one, &pc);
+			dnsnap_diag_t sd;
+			err = dnsnap_snap_scan(s, NULL, 0, purge_one, &pc, NULL, &sd);
+			if (err == 1)
+				err = pc.err;
+			else if (err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM)
+				pc.d = sd; /* the file changed under us: publish nothing */
+			else
+				err = DNSNAP_OK; /* no damage, or the damage counted above */
 			if (err == DNSNAP_OK)
 				err = dnsnap_snapw_commit(pc.w, NULL, &pc.d);
 			else
@@ -467,12 +481,16 @@ static int cmd_purge(int argc, char **argv)
 		return fail("purge", path, "%s (%s); the snapshot is unchanged",
 			    pc.d.msg[0] ? pc.d.msg : dnsnap_strerror(err),
 			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err));
-	if (pc.bad)
-		fprintf(stderr, "dnsnap purge: %s: %llu damaged entries %s\n", path,
-			(unsigned long long)pc.bad, dry || !matched ? "found (run dnsnap verify)"
-								    : "left out");
+	if (rc == EXIT_USAGE && damaged == 0)
+		return rc; /* the walk failed, reported */
+	if (damaged > 0)
+		fprintf(stderr, "dnsnap purge: %s: %llu damaged entr%s %s\n", path,
+			(unsigned long long)damaged, damaged == 1 ? "y" : "ies",
+			dry || !matched ? "found" : "left out of the new file");
 	printf("%s: %s %llu of %llu entries, %llu left\n", path, dry ? "would purge" : "purged",
 	       (unsigned long long)matched, (unsigned long long)total, (unsigned long long)left);
+	if (damaged > 0)
+		return EXIT_USAGE;
 	return matched ? 0 : EXIT_NONE;
 }
 

@@ -167,12 +167,10 @@ static int stat_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	st_t *s = arg;
 	dnsnap_key_t k;
 	dnsnap_hdr_t h;
+	/* the scan checked the key and the entry */
 	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
-	    dnsnap_entry_validate(entry, entry_len, NULL) != DNSNAP_OK ||
-	    dnsnap_entry_header(entry, entry_len, &h, NULL) != DNSNAP_OK) {
-		s->bad++;
+	    dnsnap_entry_header(entry, entry_len, &h, NULL) != DNSNAP_OK)
 		return 0;
-	}
 	dnsnap_iter_t it;
 	dnsnap_rr_t rr;
 	uint64_t nrec = 0;
@@ -372,7 +370,7 @@ static void print_stats(const st_t *s, const char *path, int json)
 	if (json)
 		printf("]}\n");
 	if (!json && s->bad)
-		printf("\n%llu bad entries not counted (run dnsnap verify)\n",
+		printf("\n%llu damaged entries not counted (run dnsnap verify)\n",
 		       (unsigned long long)s->bad);
 }
 
@@ -418,17 +416,19 @@ int cmd_stats(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	int err = dnsnap_snap_foreach(snap, stat_one, s);
+	uint64_t damaged = 0;
+	int walk = scan_snap("stats", snap, NULL, 0, stat_one, s, &damaged);
 	dnsnap_snap_close(snap);
-	if (err != DNSNAP_OK || s->oom) {
-		rc = fail("stats", path, "%s", s->oom ? "out of memory" : dnsnap_strerror(err));
+	if (s->oom || (walk != 0 && damaged == 0)) {
+		rc = s->oom ? fail("stats", path, "out of memory") : EXIT_USAGE;
 		goto out;
 	}
+	s->bad = damaged;
 	qsort(s->tags, s->ntags, sizeof *s->tags, tag_cmp);
 	if (s->ntop > 0) /* --top 0: no heap at all */
 		qsort(s->top, s->ntop, sizeof *s->top, top_cmp);
 	print_stats(s, path, json);
-	rc = s->bad ? EXIT_USAGE : 0;
+	rc = damaged ? EXIT_USAGE : 0;
 out:
 	free(s->top);
 	free(s->tags);

@@ -1208,14 +1208,22 @@ int unbound_export(dnsnap_snap_t *s, FILE *out, uint32_t now, unbound_export_sta
 		st = &local;
 	memset(st, 0, sizeof *st);
 	exporter_t x = { .now = now, .st = st };
-	int err = dnsnap_snap_foreach(s, export_entry, &x);
+	dnsnap_scan_stats_t ss;
+	dnsnap_diag_t sd;
+	int err = dnsnap_snap_scan(s, NULL, 0, export_entry, &x, &ss, &sd);
 	if (x.oom)
 		err = DNSNAP_ENOMEM;
 	if (err != DNSNAP_OK) {
+		/* damaged entries: nothing written, so no partial cache loads as good */
 		if (diag) {
-			diag->offset = 0;
-			snprintf(diag->msg, sizeof diag->msg, "reading the snapshot: %s",
-				 dnsnap_strerror(err));
+			diag->offset = sd.offset;
+			if (ss.damaged)
+				snprintf(diag->msg, sizeof diag->msg, "%llu damaged entries in the "
+					 "snapshot; nothing written (run dnsnap verify)",
+					 (unsigned long long)ss.damaged);
+			else
+				snprintf(diag->msg, sizeof diag->msg, "%s", x.oom ?
+					 "out of memory" : sd.msg);
 		}
 		goto out;
 	}

@@ -63,6 +63,30 @@ int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s)
 	return 0;
 }
 
+int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
+	      int (*fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+			size_t entry_len),
+	      void *arg, uint64_t *damaged)
+{
+	dnsnap_scan_stats_t st;
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_scan(s, prefix, prefix_len, fn, arg, &st, &d);
+	if (damaged != NULL)
+		*damaged = st.damaged;
+	if (err == DNSNAP_OK)
+		return 0;
+	if (st.damaged > 0 || st.bad_pages > 0) {
+		fprintf(stderr, "dnsnap %s: %llu damaged entr%s skipped (the first: %s); run dnsnap "
+			"verify\n", cmd, (unsigned long long)st.damaged, st.damaged == 1 ? "y" : "ies",
+			d.msg);
+		return err == 1 ? 1 : EXIT_USAGE;
+	}
+	if (err == 1)
+		return 1;
+	fprintf(stderr, "dnsnap %s: %s\n", cmd, d.msg); /* the message names the file */
+	return EXIT_USAGE;
+}
+
 int slurp(const char *path, uint8_t **out, size_t *out_len)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");

@@ -342,6 +342,14 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *progress,
 		       dnsnap_diag_t *diag);
 
+/**
+ * The whole-file check alone: the trailer's File_Hash against every byte
+ * before it (O(file size), about as fast as reading the file). Any damage,
+ * in entries, LMDB's pages or free space, fails it.
+ * @return DNSNAP_OK, DNSNAP_ECHECKSUM, DNSNAP_ETRUNC (changed in place)
+ */
+int dnsnap_snap_check_hash(dnsnap_snap_t *s, dnsnap_diag_t *diag);
+
 /** Entries seen damaged by lookups (they were served as misses). */
 uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
 

@@ -432,9 +432,24 @@ static void scan_damage(scan_t *sc, int err, uint64_t off, const char *what)
 	}
 }
 
+/* The key range a page's keys must lie in, from the branch keys above it:
+ * [lo, hi), NULL for no bound. A child page number damaged into another
+ * good page's shows as keys outside the range: that page's entries are
+ * skipped there, and the walk goes on in order. */
+typedef struct range {
+	const uint8_t *lo, *hi;
+	size_t lo_len, hi_len;
+} range_t;
+
+static int in_range(const range_t *r, const uint8_t *k, size_t kl)
+{
+	return (r->lo == NULL || dnsnap_key_cmp(r->lo, r->lo_len, k, kl) <= 0) &&
+	       (r->hi == NULL || dnsnap_key_cmp(k, kl, r->hi, r->hi_len) < 0);
+}
+
 /* One leaf node: 1 stops the walk (fn's wish, or past the prefix). */
 static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const uint8_t *k,
-		      size_t kl)
+		      size_t kl, const range_t *r)
 {
 	dnsnap_snap_t *s = sc->s;
 	if (sc->prefix_len &&
@@ -465,7 +480,8 @@ static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const u
 		what = ed.msg;
 	else if ((e = dnsnap_entry_validate(sc->entry, elen, &ed)) != DNSNAP_OK)
 		what = ed.msg;
-	else if (sc->prev_len && dnsnap_key_cmp(sc->prev, sc->prev_len, sc->key, kl) >= 0)
+	else if (!in_range(r, sc->key, kl) ||
+		 (sc->prev_len && dnsnap_key_cmp(sc->prev, sc->prev_len, sc->key, kl) >= 0))
 		e = DNSNAP_EFIELD, what = "out of key order";
 	if (e != DNSNAP_OK) {
 		sc->st.damaged++;
@@ -477,15 +493,15 @@ static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const u
 	sc->prev = sc->key;
 	sc->prev_len = kl;
 	sc->key = t;
-	int r = sc->fn(sc->arg, sc->prev, kl, sc->entry, elen);
-	if (r != 0) {
-		sc->ret = r;
+	int stop = sc->fn(sc->arg, sc->prev, kl, sc->entry, elen);
+	if (stop != 0) {
+		sc->ret = stop;
 		return 1;
 	}
 	return 0;
 }
 
-static int scan_page(scan_t *sc, uint64_t pgno, unsigned level)
+static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r)
 {
 	dnsnap_snap_t *s = sc->s;
 	int leaf = level + 1 == s->entries.depth;
@@ -504,8 +520,8 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level)
 	if (leaf)
 		sc->seeking = 0;
 	for (; i < n; i++) {
-		const uint8_t *node, *k;
-		size_t kl;
+		const uint8_t *node, *k, *next_node, *nk;
+		size_t kl, nkl;
 		if (!node_at(s, p, i, &node, &k, &kl)) {
 			if (leaf)
 				sc->st.damaged++;
@@ -514,7 +530,22 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level)
 			scan_damage(sc, DNSNAP_ECHECKSUM, pgno * s->psize, "a damaged node");
 			continue;
 		}
-		if (leaf ? scan_value(sc, p, node, k, kl) : scan_page(sc, child_of(node), level + 1))
+		if (leaf) {
+			if (scan_value(sc, p, node, k, kl, r))
+				return 1;
+			continue;
+		}
+		/* child i holds the keys from branch key i (node 0's is the
+		 * parent's bound) up to branch key i + 1 */
+		range_t cr = *r;
+		if (i > 0)
+			cr.lo = k, cr.lo_len = kl;
+		if (i + 1 < n) {
+			if (!node_at(s, p, i + 1, &next_node, &nk, &nkl))
+				nk = NULL, nkl = 0; /* reported when its turn comes */
+			cr.hi = nk, cr.hi_len = nkl;
+		}
+		if (scan_page(sc, child_of(node), level + 1, &cr))
 			return 1;
 	}
 	return 0;
@@ -522,8 +553,9 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level)
 
 static __attribute__((noinline)) int scan_in_map(scan_t *sc)
 {
+	range_t all = { 0 };
 	if (sc->s->entries.root != P_INVALID)
-		scan_page(sc, sc->s->entries.root, 0);
+		scan_page(sc, sc->s->entries.root, 0, &all);
 	return DNSNAP_OK;
 }
 
@@ -883,7 +915,7 @@ static __attribute__((noinline)) int hash_in_map(const dnsnap_snap_t *s, uint64_
 	return DNSNAP_OK;
 }
 
-int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_diag_t *d)
+int dnsnap_snap_check_hash(dnsnap_snap_t *s, dnsnap_diag_t *d)
 {
 	if (s == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
@@ -896,6 +928,14 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_dia
 		return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)s->data_len + 16,
 				    "%s: the file's bytes do not match the trailer's File_Hash: "
 				    "damaged", s->path);
+	return DNSNAP_OK;
+}
+
+int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_diag_t *d)
+{
+	int err = dnsnap_snap_check_hash(s, d);
+	if (err != DNSNAP_OK)
+		return err;
 	vctx_t v = { .s = s, .pr = pr, .xs = XXH3_createState() };
 	if (v.xs == NULL)
 		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
