@@ -1043,6 +1043,17 @@ static void streams(void)
 		     "302 in three zstd frames, split inside the magic number and inside record "
 		     "1, with a skippable frame after the first");
 
+	/* the header's Entry_Count twice: 5, then 4; the last one counts */
+	static const uint8_t tlv_count_4[] = { 3, 8, 0, 4, 0, 0, 0, 0, 0, 0, 0 };
+	hdr_opt_t h2 = h;
+	h2.count = 5;
+	h2.extra = tlv_count_4;
+	h2.extra_n = sizeof tlv_count_4;
+	st_full(&s, &h2, all, 4);
+	valid_stream("307-stream-entry-count-twice", zone(&z, &s), all, 4,
+		     "302 with a second `Entry_Count` TLV after the first: 5, then 4 (the last "
+		     "counts)");
+
 	/* ---- invalid: the header */
 	z.n = 0;
 	invalid_stream("311-stream-empty-input", &z, DNSNAP_ETRUNC, 0, NULL, "0 bytes");
@@ -1239,6 +1250,86 @@ static void streams(void)
 	set_le(s.b + rec[1] + 2, DNSNAP_ENTRY_MAX + 1, 4);
 	invalid_stream("342-stream-entry-len-over-max", zone(&z, &s), DNSNAP_EFIELD, rec[1] + 2,
 		       NULL, "record 1's `Entry_Len` `DNSNAP_ENTRY_MAX` + 1");
+
+	/* ---- invalid: two errors at once; the one reported pins the order */
+	st_full(&s, &h, all, 4);
+	s.b[3] = 'P';
+	s.n = 8;
+	invalid_stream("343-stream-short-snapshot-magic", zone(&z, &s), DNSNAP_EMAGIC, 0, NULL,
+		       "the first 8 bytes, with a snapshot's `Magic_Number`: the magic is checked "
+		       "once its 4 bytes are in");
+
+	memcpy(s.b, "dns", 3);
+	s.n = 3;
+	invalid_stream("344-stream-3-bytes-not-magic", zone(&z, &s), DNSNAP_ETRUNC, 0, NULL,
+		       "3 bytes `64 6e 73`: a magic number cut short is not compared");
+
+	st_full(&s, &h, all, 4);
+	s.b[4] = 2;
+	s.n = 8;
+	invalid_stream("345-stream-short-major-2", zone(&z, &s), DNSNAP_ETRUNC, 0, NULL,
+		       "the first 8 bytes, with `Format_Major` 2: the 12 bytes come whole before "
+		       "`Format_Major` is read");
+
+	st_full(&s, &h, all, 4);
+	s.b[4] = 2;
+	set_le(s.b + 8, 11, 2);
+	set_le(s.b + 10, 0x8000, 2);
+	invalid_stream("346-stream-major-2-bad-fields", zone(&z, &s), DNSNAP_EVERSION, 4,
+		       "export stream format 2.0, this dnsnap reads 1.x",
+		       "`Format_Major` 2, `Header_Size` 11 and `Flags` 0x8000");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + 8, 11, 2);
+	set_le(s.b + 10, 0x8000, 2);
+	invalid_stream("347-stream-header-size-11-reserved-flags", zone(&z, &s), DNSNAP_EFIELD, 8,
+		       NULL, "`Header_Size` 11 and `Flags` 0x8000");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + end + 2, 5, 8);
+	s.b[end + 10] ^= 0x01;
+	invalid_stream("348-stream-end-count-5-checksum-flipped", zone(&z, &s), DNSNAP_ECHECKSUM,
+		       end + 2, NULL, "the end record's `Entry_Count` 5 and a bit flipped in its "
+		       "`Checksum`");
+
+	h.count = 5;
+	st_full(&s, &h, all, 4);
+	s.b[end + 10] ^= 0x01;
+	invalid_stream("349-stream-header-count-5-checksum-flipped", zone(&z, &s),
+		       DNSNAP_ECHECKSUM, end + 10, NULL, "the header's `Entry_Count` 5 and a bit "
+		       "flipped in the end record's `Checksum`");
+
+	st_full(&s, &h, all, 4);
+	sput_le(&s, 0, 1);
+	invalid_stream("350-stream-header-count-5-byte-after-end", zone(&z, &s), DNSNAP_ECHECKSUM,
+		       end + 2, NULL, "the header's `Entry_Count` 5 and a zero byte after the end "
+		       "record");
+	h.count = 4;
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + end + 2, 5, 8);
+	zone(&z, &s);
+	z.n -= 2;
+	invalid_stream("351-stream-end-count-5-zstd-cut", &z, DNSNAP_ECHECKSUM, end + 2, NULL,
+		       "the end record's `Entry_Count` 5, the frame cut in its content checksum "
+		       "(as 326)");
+
+	v = ents[ia];
+	set_le(v.e + 14, 1, 2); /* as in 107-auth-off-not-on-a-record */
+	const vec_t *dup_bad[5] = { all[0], all[1], &v, all[2], all[3] };
+	h.count = 5;
+	st_full(&s, &h, dup_bad, 5);
+	h.count = 4;
+	invalid_stream("352-stream-duplicate-key-invalid-entry", zone(&z, &s), DNSNAP_EFIELD,
+		       s.rec[2] + 6 + v.kl + 14, NULL,
+		       "record 1 twice, the second copy's entry with `Auth_Off` 1 (as 107): the "
+		       "entry is checked before the key order");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + rec[1] + 2, 17, 4);
+	s.n = rec[1] + 10;
+	invalid_stream("353-stream-entry-len-17-cut", zone(&z, &s), DNSNAP_EFIELD, rec[1] + 2, NULL,
+		       "record 1's `Entry_Len` 17, the stream cut 10 bytes into the record");
 }
 
 int main(int argc, char **argv)
