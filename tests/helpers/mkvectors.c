@@ -606,6 +606,24 @@ static void invalid_entries(void)
 
 	v.kl = 4 * 51 + 1 + 10; /* cut 10 bytes into that label: the length counts first */
 	invalid("140-key-name-over-255-cut", &v, DNSNAP_ENAME, "key", 4 * 51);
+
+	/* a record's checks run in the order of Validation step 9, which is not
+	 * byte order: reserved bits before SAME, TTL and owner before Type */
+	v = base(V_A);
+	r0 = rec_at(&v, 0);
+	v.e[r0 + 2] |= 0x10 | DNSNAP_RF_SAME;
+	invalid("141-record-reserved-flag-and-same", &v, DNSNAP_ERESERVED, "entry", r0 + 2);
+
+	v = base(V_A);
+	put16(v.e + r0 + 3, 41);
+	v.e[r0 + 8] |= 0x80;
+	invalid("142-opt-record-with-ttl-over-2-31", &v, DNSNAP_EFIELD, "entry", r0 + 5);
+
+	/* step 10 before step 11 */
+	v = base(V_A);
+	put16(v.e + 14, 1);
+	v.e[12] |= DNSNAP_EF_DNSSEC;
+	invalid("143-auth-off-not-on-a-record-dnssec-flag", &v, DNSNAP_EFIELD, "entry", 14);
 }
 
 /* ------------------------------------------------- export streams */
