@@ -166,6 +166,63 @@ static void put_rr(wb_t *m, unsigned type, unsigned rdlen, const void *rdata)
 	put_raw(m, rdata, rdlen);
 }
 
+/*
+ * A response whose records take exactly 65535 bytes in the entry, then one
+ * more record that crosses the limit. The header counts `an` more answer
+ * records and `ar` additional ones, for the caller to append. Query www.example.com
+ * A; every owner is a pointer to the question name (QNAME, no owner bytes):
+ *   record 0      TXT, 246 bytes of rdata          9 + 246 = 255 bytes
+ *   record 1      NS, a 255-byte name              9 + 255 = 264 bytes
+ *   records 2-253 NS, a pointer to that name: SAME 3 + 255 = 258 bytes each
+ * 255 + 264 + 252 * 258 = 65535. Record 254, one more NS like the others,
+ * crosses (65793); with bad_rdata one byte follows its pointer. *cross is
+ * record 254's first byte in the message, *cross_rdata its rdata's.
+ */
+static void big_records(wb_t *m, unsigned an, unsigned ar, int bad_rdata, size_t *cross,
+			size_t *cross_rdata)
+{
+	*m = (wb_t){ .n = 0 };
+	put_header(m, 0x8180, 1, 255 + an, 0, ar);
+	put_name(m, "www.example.com");
+	put_u16(m, 1);
+	put_u16(m, 1);
+	put_u16(m, 0xc00c);
+	size_t rl = put_fixed(m, 16, 1, 300);
+	put_u8(m, 245);
+	for (int i = 0; i < 245; i++)
+		put_u8(m, 'x');
+	end_rdata(m, rl);
+	size_t target = 0;
+	for (unsigned i = 1; i < 255; i++) {
+		*cross = m->n;
+		put_u16(m, 0xc00c);
+		rl = put_fixed(m, 2, 1, 300);
+		*cross_rdata = m->n;
+		if (i == 1) {
+			target = m->n;
+			put_label(m, 63, 'a');
+			put_label(m, 63, 'b');
+			put_label(m, 63, 'c');
+			put_label(m, 61, 'd');
+			put_u8(m, 0);
+		} else {
+			put_ptr(m, target);
+		}
+		if (i == 254 && bad_rdata)
+			put_u8(m, 0);
+		end_rdata(m, rl);
+	}
+	/* the geometry above: records 0-253 fill the limit exactly */
+	wb_t fit = *m;
+	set_u16(&fit, 6, 254);
+	set_u16(&fit, 10, 0);
+	if (dnsnap_msg_encode(fit.b, *cross, NOW, NULL, 0, &enc, NULL) != DNSNAP_OK ||
+	    enc.entry_len != DNSNAP_ENTRY_HDR + DNSNAP_RECORDS_MAX) {
+		fprintf(stderr, "mkvectors: records 0-253 of the big message do not fill 65535\n");
+		mismatches++;
+	}
+}
+
 static void invalid_messages(void)
 {
 	static const uint8_t ip[16] = { 192, 0, 2, 1 };
@@ -280,12 +337,33 @@ static void invalid_messages(void)
 	put_u16(&m, 0xc00c);
 	m.n += 19;
 	invalid_msg("217-msg-soa-rdata-short", m.b, m.n, DNSNAP_ERDATA, soa_rdata);
+
+	/* Records over 65535 bytes (DNSNAP_ETOOBIG at the crossing record),
+	 * each with a second error that a reader checking in another order
+	 * would report instead. */
+	size_t cross, cross_rdata;
+	static wb_t big; /* a message of about 4 KiB */
+	big_records(&big, 1, 0, 0, &cross, &cross_rdata);
+	put_rr(&big, 1, 5, ip); /* after the crossing: an A record of 5 bytes */
+	invalid_msg("219-msg-too-big-before-later-record", big.b, big.n, DNSNAP_ETOOBIG, cross);
+
+	big_records(&big, 0, 1, 0, &cross, &cross_rdata);
+	put_u8(&big, 0);
+	put_u16(&big, 41);
+	put_u16(&big, 1232);
+	put_u32(&big, 0x01000000); /* extended RCODE 16, as 218 */
+	put_u16(&big, 0);
+	invalid_msg("220-msg-too-big-before-extended-rcode", big.b, big.n, DNSNAP_ETOOBIG, cross);
+
+	big_records(&big, 0, 0, 1, &cross, &cross_rdata);
+	invalid_msg("221-msg-crossing-record-rdata-first", big.b, big.n, DNSNAP_ERDATA,
+		    cross_rdata);
 }
 
 /* ------------------------------------------------- broken entries */
 static void invalid_entries(void)
 {
-	enum { V_A = 0, V_CNAME = 3, V_NXDOMAIN = 4, V_DNSSEC = 6, V_REFERRAL = 8 };
+	enum { V_A = 0, V_AAAA = 1, V_CNAME = 3, V_NXDOMAIN = 4, V_DNSSEC = 6, V_REFERRAL = 8 };
 	vec_t v;
 
 	v = base(V_A);
@@ -503,6 +581,49 @@ static void invalid_entries(void)
 	v = base(V_A);
 	v.key[0] = 0x40;
 	invalid("134-key-label-over-63", &v, DNSNAP_ELABEL, "key", 0);
+
+	/* aaaa-set: record 0 AAAA (QNAME), records 1-3 SAME. Auth_Off 1 (inside
+	 * record 0) puts record 1 in the authority section: its SAME crosses
+	 * sections, found while walking the records, before the offset rule */
+	v = base(V_AAAA);
+	put16(v.e + 14, 1);
+	invalid("138-same-after-misaligned-auth-off", &v, DNSNAP_EFIELD, "entry",
+		rec_at(&v, 1) + 2);
+
+	/* key names of 5 labels of 50 bytes: the fifth leaves no room for the
+	 * root label within 255 bytes */
+	v = base(V_A);
+	v.kl = 0;
+	for (size_t i = 0; i < 5; i++) {
+		v.key[v.kl++] = 50;
+		memset(v.key + v.kl, 'a', 50);
+		v.kl += 50;
+	}
+	static const uint8_t key_tail[7] = { 0, 0, 1, 0, 1, 0, 0 };
+	memcpy(v.key + v.kl, key_tail, sizeof key_tail);
+	v.kl += sizeof key_tail;
+	invalid("139-key-name-over-255", &v, DNSNAP_ENAME, "key", 4 * 51);
+
+	v.kl = 4 * 51 + 1 + 10; /* cut 10 bytes into that label: the length counts first */
+	invalid("140-key-name-over-255-cut", &v, DNSNAP_ENAME, "key", 4 * 51);
+
+	/* a record's checks run in the order of Validation step 9, which is not
+	 * byte order: reserved bits before SAME, TTL and owner before Type */
+	v = base(V_A);
+	r0 = rec_at(&v, 0);
+	v.e[r0 + 2] |= 0x10 | DNSNAP_RF_SAME;
+	invalid("141-record-reserved-flag-and-same", &v, DNSNAP_ERESERVED, "entry", r0 + 2);
+
+	v = base(V_A);
+	put16(v.e + r0 + 3, 41);
+	v.e[r0 + 8] |= 0x80;
+	invalid("142-opt-record-with-ttl-over-2-31", &v, DNSNAP_EFIELD, "entry", r0 + 5);
+
+	/* step 10 before step 11 */
+	v = base(V_A);
+	put16(v.e + 14, 1);
+	v.e[12] |= DNSNAP_EF_DNSSEC;
+	invalid("143-auth-off-not-on-a-record-dnssec-flag", &v, DNSNAP_EFIELD, "entry", 14);
 }
 
 /* ------------------------------------------------- export streams */
@@ -940,6 +1061,17 @@ static void streams(void)
 		     "302 in three zstd frames, split inside the magic number and inside record "
 		     "1, with a skippable frame after the first");
 
+	/* the header's Entry_Count twice: 5, then 4; the last one counts */
+	static const uint8_t tlv_count_4[] = { 3, 8, 0, 4, 0, 0, 0, 0, 0, 0, 0 };
+	hdr_opt_t h2 = h;
+	h2.count = 5;
+	h2.extra = tlv_count_4;
+	h2.extra_n = sizeof tlv_count_4;
+	st_full(&s, &h2, all, 4);
+	valid_stream("307-stream-entry-count-twice", zone(&z, &s), all, 4,
+		     "302 with a second `Entry_Count` TLV after the first: 5, then 4 (the last "
+		     "counts)");
+
 	/* ---- invalid: the header */
 	z.n = 0;
 	invalid_stream("311-stream-empty-input", &z, DNSNAP_ETRUNC, 0, NULL, "0 bytes");
@@ -1136,6 +1268,86 @@ static void streams(void)
 	set_le(s.b + rec[1] + 2, DNSNAP_ENTRY_MAX + 1, 4);
 	invalid_stream("342-stream-entry-len-over-max", zone(&z, &s), DNSNAP_EFIELD, rec[1] + 2,
 		       NULL, "record 1's `Entry_Len` `DNSNAP_ENTRY_MAX` + 1");
+
+	/* ---- invalid: two errors at once; the one reported pins the order */
+	st_full(&s, &h, all, 4);
+	s.b[3] = 'P';
+	s.n = 8;
+	invalid_stream("343-stream-short-snapshot-magic", zone(&z, &s), DNSNAP_EMAGIC, 0, NULL,
+		       "the first 8 bytes, with a snapshot's `Magic_Number`: the magic is checked "
+		       "once its 4 bytes are in");
+
+	memcpy(s.b, "dns", 3);
+	s.n = 3;
+	invalid_stream("344-stream-3-bytes-not-magic", zone(&z, &s), DNSNAP_ETRUNC, 0, NULL,
+		       "3 bytes `64 6e 73`: a magic number cut short is not compared");
+
+	st_full(&s, &h, all, 4);
+	s.b[4] = 2;
+	s.n = 8;
+	invalid_stream("345-stream-short-major-2", zone(&z, &s), DNSNAP_ETRUNC, 0, NULL,
+		       "the first 8 bytes, with `Format_Major` 2: the 12 bytes come whole before "
+		       "`Format_Major` is read");
+
+	st_full(&s, &h, all, 4);
+	s.b[4] = 2;
+	set_le(s.b + 8, 11, 2);
+	set_le(s.b + 10, 0x8000, 2);
+	invalid_stream("346-stream-major-2-bad-fields", zone(&z, &s), DNSNAP_EVERSION, 4,
+		       "export stream format 2.0, this dnsnap reads 1.x",
+		       "`Format_Major` 2, `Header_Size` 11 and `Flags` 0x8000");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + 8, 11, 2);
+	set_le(s.b + 10, 0x8000, 2);
+	invalid_stream("347-stream-header-size-11-reserved-flags", zone(&z, &s), DNSNAP_EFIELD, 8,
+		       NULL, "`Header_Size` 11 and `Flags` 0x8000");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + end + 2, 5, 8);
+	s.b[end + 10] ^= 0x01;
+	invalid_stream("348-stream-end-count-5-checksum-flipped", zone(&z, &s), DNSNAP_ECHECKSUM,
+		       end + 2, NULL, "the end record's `Entry_Count` 5 and a bit flipped in its "
+		       "`Checksum`");
+
+	h.count = 5;
+	st_full(&s, &h, all, 4);
+	s.b[end + 10] ^= 0x01;
+	invalid_stream("349-stream-header-count-5-checksum-flipped", zone(&z, &s),
+		       DNSNAP_ECHECKSUM, end + 10, NULL, "the header's `Entry_Count` 5 and a bit "
+		       "flipped in the end record's `Checksum`");
+
+	st_full(&s, &h, all, 4);
+	sput_le(&s, 0, 1);
+	invalid_stream("350-stream-header-count-5-byte-after-end", zone(&z, &s), DNSNAP_ECHECKSUM,
+		       end + 2, NULL, "the header's `Entry_Count` 5 and a zero byte after the end "
+		       "record");
+	h.count = 4;
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + end + 2, 5, 8);
+	zone(&z, &s);
+	z.n -= 2;
+	invalid_stream("351-stream-end-count-5-zstd-cut", &z, DNSNAP_ECHECKSUM, end + 2, NULL,
+		       "the end record's `Entry_Count` 5, the frame cut in its content checksum "
+		       "(as 326)");
+
+	v = ents[ia];
+	set_le(v.e + 14, 1, 2); /* as in 107-auth-off-not-on-a-record */
+	const vec_t *dup_bad[5] = { all[0], all[1], &v, all[2], all[3] };
+	h.count = 5;
+	st_full(&s, &h, dup_bad, 5);
+	h.count = 4;
+	invalid_stream("352-stream-duplicate-key-invalid-entry", zone(&z, &s), DNSNAP_EFIELD,
+		       s.rec[2] + 6 + v.kl + 14, NULL,
+		       "record 1 twice, the second copy's entry with `Auth_Off` 1 (as 107): the "
+		       "entry is checked before the key order");
+
+	st_full(&s, &h, all, 4);
+	set_le(s.b + rec[1] + 2, 17, 4);
+	s.n = rec[1] + 10;
+	invalid_stream("353-stream-entry-len-17-cut", zone(&z, &s), DNSNAP_EFIELD, rec[1] + 2, NULL,
+		       "record 1's `Entry_Len` 17, the stream cut 10 bytes into the record");
 }
 
 int main(int argc, char **argv)

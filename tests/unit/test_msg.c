@@ -720,6 +720,22 @@ static void test_key_over_511_bytes_is_too_big_at_the_question_name(void **state
 	guard_free(p);
 	if (rc != DNSNAP_ETOOBIG || d.offset != QNAME_OFF)
 		fail_msg("got %s at %zu, want DNSNAP_ETOOBIG at 12", ename(rc), d.offset);
+
+	/* checked before any record is read: a bad record after it is not reached */
+	set_u16(&w, 6, 1);
+	put_ptr(&w, QNAME_OFF);
+	size_t rl = put_fixed(&w, T_A, C_IN, 300);
+	put_u32(&w, 0xc0000201);
+	put_u8(&w, 0); /* an A record of 5 bytes */
+	end_rdata(&w, rl);
+	p = guard_copy(w.b, w.n);
+	assert_non_null(p);
+	assert_int_equal(dnsnap_msg_encode(p, w.n, NOW, tag, 250, &enc, &d), DNSNAP_ERDATA);
+	rc = dnsnap_msg_encode(p, w.n, NOW, tag, 251, &enc, &d);
+	guard_free(p);
+	if (rc != DNSNAP_ETOOBIG || d.offset != QNAME_OFF)
+		fail_msg("with a bad record: got %s at %zu, want DNSNAP_ETOOBIG at 12", ename(rc),
+			 d.offset);
 }
 
 static void test_tag_over_255_bytes_and_null_arguments_are_invalid(void **state)

@@ -5,8 +5,8 @@
  * entry validates, and its dump is exactly NNN-name.txt.
  * invalid/NNN-name.bin fails with exactly the code and offset of .err, and so
  * does invalid/NNN-name.msg. Inputs sit against a no-access page (guard.c).
- * valid/3NN-stream-name.dnsx imports into a snapshot that verifies and dumps
- * as its .txt; invalid/3NN-stream-name.dnsx is refused with the code and
+ * valid/3NN-stream-name.dnsx imports into a snapshot that verifies, is dated
+ * at the import (not at the stream's Created_At) and dumps as its .txt; invalid/3NN-stream-name.dnsx is refused with the code and
  * offset of its .err and leaves no file behind (spec/FORMAT.md, "Export
  * stream vectors").
  */
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -259,6 +260,22 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
+/* The stream header's Created_At TLV (type 1) of a decompressed stream. */
+static uint64_t created_at(const uint8_t *raw, size_t rn)
+{
+	assert_true(rn >= 12);
+	size_t hsize = (size_t)(raw[8] | raw[9] << 8), o = 12;
+	assert_true(hsize <= rn);
+	while (o + 3 <= hsize) {
+		size_t len = (size_t)(raw[o + 1] | raw[o + 2] << 8);
+		if (raw[o] == 1 && len == 8 && o + 3 + 8 <= hsize)
+			return le64(raw + o + 3);
+		o += 3 + len;
+	}
+	fail_msg("no Created_At in the stream header");
+	return 0;
+}
+
 typedef struct dump {
 	FILE *f;
 	int err;
@@ -292,7 +309,9 @@ static void test_valid_streams_import_and_hold_their_entries(void **state)
 		uint64_t count = le64(raw + rn - 16), sum = le64(raw + rn - 8);
 
 		dnsnap_diag_t d = { 0 };
+		time_t before = time(NULL);
 		int err = import_file(path("valid", names[i], ".dnsx"), target, &d);
+		time_t after = time(NULL);
 		if (err != DNSNAP_OK)
 			fail_msg("%s: %s at %zu: %s", names[i], dnsnap_errname(err), d.offset, d.msg);
 		only_file(names[i], "imported.snap");
@@ -304,6 +323,14 @@ static void test_valid_streams_import_and_hold_their_entries(void **state)
 		dnsnap_snap_info(s, &info);
 		assert_int_equal(info.entry_count, count);
 		assert_int_equal(info.digest, sum);
+		/* a new snapshot: made at the import, not when the stream's source was */
+		uint64_t stream_created = created_at(raw, rn);
+		if (info.created_at < (uint64_t)before || info.created_at > (uint64_t)after ||
+		    info.created_at == stream_created)
+			fail_msg("%s: Created_At %llu, the import ran from %lld to %lld, the stream "
+				 "says %llu", names[i], (unsigned long long)info.created_at,
+				 (long long)before, (long long)after,
+				 (unsigned long long)stream_created);
 		char *out;
 		size_t outlen;
 		dump_t dp = { open_memstream(&out, &outlen), DNSNAP_OK };
