@@ -148,7 +148,7 @@ static int64_t mono_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-static void print_counters(struct server *s, const char *when)
+static void print_counters(struct server *s, dnsnap_snap_t *snap, const char *when)
 {
 	unsigned long long t[C_N] = { 0 };
 	for (int w = 0; w <= s->nworkers; w++) {
@@ -160,10 +160,12 @@ static void print_counters(struct server *s, const char *when)
 		"dnsnap serve: counters%s: queries %llu (udp %llu, tcp %llu), hits %llu, "
 		"misses %llu, formerr %llu, notimp %llu, badvers %llu, servfail %llu, "
 		"dropped %llu, truncated %llu; tcp connections %llu (refused %llu, "
-		"closed idle %llu)\n",
+		"closed idle %llu); snapshot: damaged entries %llu%s\n",
 		when, t[C_UDP] + t[C_TCP], t[C_UDP], t[C_TCP], t[C_HIT], t[C_MISS], t[C_FORMERR],
 		t[C_NOTIMP], t[C_BADVERS], t[C_SERVFAIL], t[C_DROPPED], t[C_TRUNC], t[C_CONNS],
-		t[C_CONN_REFUSED], t[C_CONN_IDLE]);
+		t[C_CONN_REFUSED], t[C_CONN_IDLE],
+		(unsigned long long)dnsnap_snap_bad_entries(snap),
+		dnsnap_snap_changed(snap) ? ", changed in place" : "");
 }
 
 /* ------------------------------------------------------------------ UDP */
@@ -797,7 +799,21 @@ int cmd_serve(int argc, char **argv)
 			fprintf(stderr, "dnsnap serve: the clock is fixed at %u (--now)\n",
 				s->fixed_now);
 		rc = 0;
+		int warned = 0;
 		for (;;) {
+			/* once a second: was the mapped file changed in place? */
+			struct pollfd pf = { .fd = sfd, .events = POLLIN };
+			int pr = poll(&pf, 1, 1000);
+			if (pr == 0 || (pr < 0 && errno == EINTR)) {
+				if (!warned && dnsnap_snap_changed(snap)) {
+					warned = 1;
+					fprintf(stderr, "dnsnap serve: %s: the snapshot file changed in "
+						"place (truncated or overwritten) under the map: its "
+						"answers are misses from now on; publish snapshots by "
+						"rename, then send SIGHUP\n", s->path);
+				}
+				continue;
+			}
 			struct signalfd_siginfo si;
 			ssize_t n = read(sfd, &si, sizeof si);
 			if (n != (ssize_t)sizeof si) {
@@ -808,10 +824,11 @@ int cmd_serve(int argc, char **argv)
 				rc = EXIT_USAGE;
 				break;
 			}
-			if (si.ssi_signo == SIGHUP)
+			if (si.ssi_signo == SIGHUP) {
 				reload(s, &snap);
-			else if (si.ssi_signo == SIGUSR1)
-				print_counters(s, "");
+				warned = 0;
+			} else if (si.ssi_signo == SIGUSR1)
+				print_counters(s, snap, "");
 			else {
 				fprintf(stderr, "dnsnap serve: %s: stopping\n",
 					strsignal((int)si.ssi_signo));
@@ -830,7 +847,7 @@ int cmd_serve(int argc, char **argv)
 		if (s->workers[i].started)
 			pthread_join(s->workers[i].th, NULL);
 	if (rc == 0)
-		print_counters(s, " at exit");
+		print_counters(s, snap, " at exit");
 	close(sfd);
 out_sigmask:
 	pthread_sigmask(SIG_SETMASK, &prev, NULL);
