@@ -212,9 +212,12 @@ typedef struct dnsnap_progress {
  * value's Value_Check on every read, and guards map reads against SIGBUS, so
  * that a damaged file gives misses and counted damage, and a file truncated
  * or overwritten in place under a running process gives misses, never a
- * crash. The guard installs a process-wide SIGBUS handler at the first
- * dnsnap_snap_open(); faults outside snapshot reads go to the handler that
- * was there before. Publish by rename: dnsnap's writers always do.
+ * crash. The guard puts a process-wide SIGBUS handler in place at every
+ * dnsnap_snap_open() (unless it is there already); faults outside snapshot
+ * reads go to the handler it replaced. A program that sets its own SIGBUS
+ * handler while a snapshot is open must call the one it replaces (SA_SIGINFO)
+ * for faults that are not its own, or open the snapshot after. Publish by
+ * rename: dnsnap's writers always do.
  */
 typedef struct dnsnap_snap dnsnap_snap_t;
 

@@ -101,7 +101,6 @@ typedef struct guard {
 
 static _Thread_local guard_t *tl_guard;
 static struct sigaction old_bus;
-static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -123,12 +122,27 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	}
 }
 
+/*
+ * Put the handler in place, at every open: a program (or a test framework)
+ * that set its own SIGBUS handler since the last open would otherwise have
+ * turned the guard off. The handler found is kept and called for faults
+ * that are not snapshot reads. A program that sets a handler while a
+ * snapshot is open must chain to the one it replaces (the header says so).
+ */
 static void install_sigbus(void)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	/* SA_NODEFER: siglongjmp(jb, 0 mask) leaves the mask as it was */
-	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER },
+			 cur;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &old_bus);
+	pthread_mutex_lock(&lock);
+	if (sigaction(SIGBUS, NULL, &cur) == 0 &&
+	    !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_sigbus)) {
+		old_bus = cur;
+		sigaction(SIGBUS, &sa, NULL);
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 /*
@@ -813,7 +827,7 @@ int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 {
 	if (path == NULL || out == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
-	pthread_once(&bus_once, install_sigbus);
+	install_sigbus();
 	size_t pl = strlen(path);
 	dnsnap_snap_t *s = dnsnap_calloc(1, sizeof *s + pl + 1);
 	if (s == NULL)
