@@ -85,7 +85,7 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 
 test: deps                                         ## install, build, run every test
 	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/resolver_demo
+		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 

@@ -462,8 +462,8 @@ static int in_range(const range_t *r, const uint8_t *k, size_t kl)
 }
 
 /* One leaf node: 1 stops the walk (fn's wish, or past the prefix). */
-static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const uint8_t *k,
-		      size_t kl, const range_t *r)
+static int scan_value(scan_t *sc, const uint8_t *p, unsigned i, const uint8_t *node,
+		      const uint8_t *k, size_t kl, const range_t *r)
 {
 	dnsnap_snap_t *s = sc->s;
 	if (sc->prefix_len &&
@@ -475,6 +475,7 @@ static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const u
 	const uint8_t *val;
 	size_t vlen, elen;
 	uint32_t check;
+	unsigned at;
 	uint64_t off = (uint64_t)(node - s->map);
 	if (!leaf_value(s, p, node, kl, 0, &val, &vlen) ||
 	    value_copy(val, vlen, sc->entry, DNSNAP_ENTRY_MAX, &elen, &check) != DNSNAP_OK) {
@@ -495,8 +496,9 @@ static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const u
 	else if ((e = dnsnap_entry_validate(sc->entry, elen, &ed)) != DNSNAP_OK)
 		what = ed.msg;
 	else if (!in_range(r, sc->key, kl) ||
-		 (sc->prev_len && dnsnap_key_cmp(sc->prev, sc->prev_len, sc->key, kl) >= 0))
-		e = DNSNAP_EFIELD, what = "out of key order";
+		 (sc->prev_len && dnsnap_key_cmp(sc->prev, sc->prev_len, sc->key, kl) >= 0) ||
+		 !leaf_seek(s, p, k, kl, &at) || at != i)
+		e = DNSNAP_EFIELD, what = "out of key order"; /* or a lookup would miss it */
 	if (e != DNSNAP_OK) {
 		sc->st.damaged++;
 		scan_damage(sc, e, off, what);
@@ -515,6 +517,26 @@ static int scan_value(scan_t *sc, const uint8_t *p, const uint8_t *node, const u
 	return 0;
 }
 
+/*
+ * A branch page's keys (nodes 1..n-1) must increase strictly and lie in the
+ * range its parent gives it: then a lookup's binary search reaches exactly
+ * the child whose range holds the key, so what a scan hands over a lookup
+ * finds too, and the other way round.
+ */
+static int branch_keys_ok(const dnsnap_snap_t *s, const uint8_t *p, const range_t *r)
+{
+	const uint8_t *prev = r->lo, *node, *k;
+	size_t prev_len = r->lo_len, kl;
+	for (unsigned i = 1, n = nkeys(p); i < n; i++) {
+		if (!node_at(s, p, i, &node, &k, &kl) ||
+		    (prev != NULL && dnsnap_key_cmp(prev, prev_len, k, kl) >= 0 &&
+		     !(i == 1 && dnsnap_key_cmp(prev, prev_len, k, kl) == 0)))
+			return 0;
+		prev = k, prev_len = kl;
+	}
+	return prev == NULL || r->hi == NULL || dnsnap_key_cmp(prev, prev_len, r->hi, r->hi_len) < 0;
+}
+
 static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r)
 {
 	dnsnap_snap_t *s = sc->s;
@@ -527,6 +549,13 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r
 		return 0;
 	}
 	unsigned i = 0, n = nkeys(p);
+	if (!leaf && !branch_keys_ok(s, p, r)) {
+		/* lookups would stray here: the subtree is lost, counted */
+		sc->st.bad_pages++;
+		scan_damage(sc, DNSNAP_ECHECKSUM, pgno * s->psize, "a branch page's keys are out "
+			    "of order");
+		return 0;
+	}
 	if (sc->seeking && sc->prefix_len &&
 	    !(leaf ? leaf_seek(s, p, sc->prefix, sc->prefix_len, &i)
 		   : branch_pick(s, p, sc->prefix, sc->prefix_len, &i)))
@@ -545,7 +574,7 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r
 			continue;
 		}
 		if (leaf) {
-			if (scan_value(sc, p, node, k, kl, r))
+			if (scan_value(sc, p, i, node, k, kl, r))
 				return 1;
 			continue;
 		}

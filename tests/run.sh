@@ -34,6 +34,7 @@ if [ "$runs" -gt 0 ]; then
 	seeds=$(mktemp -d)
 	trap 'rm -rf "$seeds"' EXIT
 	"$build"/mkcorpus "$seeds/corpus" >/dev/null
+	"$build"/mksnapseeds "$seeds/snaps"
 	for f in "$build"/fuzz/fuzz_*; do
 		[ -x "$f" ] || continue
 		mkdir -p "$seeds/new"
@@ -48,6 +49,9 @@ if [ "$runs" -gt 0 ]; then
 		# own (text inputs) also reads tests/fuzz/seeds/TARGET.
 		own=tests/fuzz/seeds/$(basename "$f")
 		[ -d "$own" ] || own=
+		# fuzz_snapshot opens, walks and verifies a whole file a run; its
+		# seeds are real snapshots made here (mksnapseeds)
+		[ "$(basename "$f")" = fuzz_snapshot ] && n=$((runs / 20)) && own="$seeds/snaps"
 		check "$(basename "$f")" sh -c "'$f' -runs=$n -seed=1 '$seeds/new' \
 			spec/vectors/valid spec/vectors/invalid '$seeds/corpus' $own >'$seeds/log' 2>&1 \
 			|| { tail -40 '$seeds/log'; exit 1; }"
