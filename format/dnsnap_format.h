@@ -96,7 +96,7 @@ const char *dnsnap_errname(int err);
 /** Where decoding failed: byte offset into the input, and a sentence. */
 typedef struct dnsnap_diag {
 	size_t offset;
-	char msg[128];
+	char msg[256];
 } dnsnap_diag_t;
 
 /* ---------------------------------------------------------------- limits */

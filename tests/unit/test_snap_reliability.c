@@ -571,7 +571,7 @@ struct report {
 	int err;
 	int wrong;               /* corruption: names not answered right before verify */
 	int missed;              /* ... of which not answered at all */
-	char msg[256];
+	char msg[400];
 };
 
 static void test_a_full_disk_fails_the_write_and_keeps_the_old_snapshot(void **state)
@@ -669,7 +669,7 @@ static int probe(const char *path, char *detail, size_t cap, int *wrong, int *mi
 	}
 	int status = wait_for(pid);
 	const char *en = dnsnap_errname(rep->err);
-	snprintf(detail, cap, "%s: %s", en ? en : "?", rep->msg);
+	snprintf(detail, cap, "%s: %.250s", en ? en : "?", rep->msg);
 	if (wrong != NULL)
 		*wrong = rep->wrong;
 	if (missed != NULL)
@@ -839,7 +839,7 @@ struct conc {
 	/* the writer's results */
 	int swaps;
 	int werr;
-	char wmsg[256];
+	char wmsg[400];
 };
 
 struct reader_arg {
