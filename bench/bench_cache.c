@@ -5,7 +5,7 @@
  * or one JSON object with --json.
  *
  *   bench_cache [--entries N] [--lookups M] [--rounds R] [--seed S] [--json]
- *               [--only before|dnsnap]
+ *               [--only before|dnsnap] [--hash-only]
  *
  * The mix (mix.c): 56% A, 25% AAAA, 19% TXT of 64-224 random bytes, 1-4
  * records per entry, TTLs 60-86400, realistic names, every entry its own key.
@@ -45,6 +45,14 @@
  *   far beyond the CPU caches, so every lookup is a cold one.
  *   Also reported: the mean of a second pass over the same queries timed as
  *   a whole (no per-lookup timer), as a check on the subtraction.
+ * - index hash, ns per key: the keys of the M lookups (parsed from the
+ *   queries beforehand, about 30 bytes each) hashed in a loop, 7 passes,
+ *   median pass / M, for three functions: the cache's seeded
+ *   XXH3_64bits_withSeed (a random seed), unseeded XXH3_64bits, and the
+ *   index's former unseeded hash (8-byte multiply-fold and a murmur3
+ *   finalizer, until 2026-11-30). The sum of the hashes is printed so that
+ *   no loop is optimised away. --hash-only runs just this, for
+ *   `valgrind --tool=callgrind` (each function is a non-inlined wrapper).
  * Sanity: every lookup must hit, and both sides must produce the same total
  * number of answer bytes.
  */
@@ -59,6 +67,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#define XXH_INLINE_ALL /* as engine/cache.c includes it */
+#include <xxhash.h>
 
 #include "before.h"
 #include "dnsnap.h"
@@ -385,17 +396,110 @@ static void row(const char *label, const char *fmt, double b, double d, const ch
 	printf("%-24s %10s %10s %+8.1f%%   | %s\n", label, bs, ds, pct(b, d), article);
 }
 
+
+/* ------------------------------------------------------------ index hash */
+
+/* The index's former hash (engine/cache.c before the seed): unseeded. */
+static uint64_t former_hash(const uint8_t *k, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15u ^ n;
+	while (n >= 8) {
+		uint64_t v;
+		memcpy(&v, k, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
+		k += 8;
+		n -= 8;
+	}
+	uint64_t v = 0;
+	memcpy(&v, k, n);
+	h = (h ^ v) * 0xc4ceb9fe1a85ec53u;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t hash_seed;
+
+__attribute__((noinline)) static uint64_t h_seeded(const uint8_t *k, size_t n)
+{
+	return XXH3_64bits_withSeed(k, n, hash_seed);
+}
+__attribute__((noinline)) static uint64_t h_xxh3(const uint8_t *k, size_t n)
+{
+	return XXH3_64bits(k, n);
+}
+__attribute__((noinline)) static uint64_t h_former(const uint8_t *k, size_t n)
+{
+	return former_hash(k, n);
+}
+
+typedef struct hash_result {
+	double ns[3];            /* seeded, xxh3, former */
+	double key_bytes;        /* mean key length */
+	uint64_t sum;
+} hash_result_t;
+
+static const char *const hash_names[3] = {
+	"XXH3_64bits_withSeed (now)", "XXH3_64bits (unseeded)", "former unseeded hash",
+};
+
+/* Keys of the queries, back to back; *off has m + 1 offsets. */
+static int query_keys(const arena_t *queries, arena_t *keys)
+{
+	keys->off = calloc(queries->n + 1, sizeof *keys->off);
+	keys->bytes = malloc(queries->n * DNSNAP_KEY_MAX);
+	if (keys->off == NULL || keys->bytes == NULL)
+		return -1;
+	for (size_t j = 0; j < queries->n; j++) {
+		dnsnap_query_t q;
+		if (dnsnap_query_parse(queries->bytes + queries->off[j],
+				       queries->off[j + 1] - queries->off[j], NULL, 0, &q, NULL) != 0)
+			return -1;
+		memcpy(keys->bytes + keys->len, q.key, q.key_len);
+		keys->len += q.key_len;
+		keys->off[++keys->n] = keys->len;
+	}
+	return 0;
+}
+
+static void hash_bench(const arena_t *keys, hash_result_t *r)
+{
+	uint64_t (*const fn[3])(const uint8_t *, size_t) = { h_seeded, h_xxh3, h_former };
+	FILE *u = fopen("/dev/urandom", "rb");
+	if (u == NULL || fread(&hash_seed, sizeof hash_seed, 1, u) != 1)
+		hash_seed = (uint64_t)now_ns();
+	if (u != NULL)
+		fclose(u);
+	r->sum = 0;
+	r->key_bytes = (double)keys->len / (double)keys->n;
+	enum { PASSES = 7 };
+	for (int f = 0; f < 3; f++) {
+		double pass[PASSES];
+		for (int p = 0; p < PASSES; p++) {
+			uint64_t t0 = now_ns(), sum = 0;
+			for (size_t j = 0; j < keys->n; j++)
+				sum += fn[f](keys->bytes + keys->off[j], keys->off[j + 1] - keys->off[j]);
+			pass[p] = (double)(now_ns() - t0) / (double)keys->n;
+			r->sum += sum;
+		}
+		qsort(pass, PASSES, sizeof pass[0], cmp_double);
+		r->ns[f] = pass[PASSES / 2];
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_cache [--entries N] [--lookups M] [--rounds R] [--seed S] "
-			"[--json] [--only before|dnsnap]\n");
+			"[--json] [--only before|dnsnap] [--hash-only]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	size_t n = 1000000, m = 0;
-	int rounds = 3, json = 0, only = -1;
+	int rounds = 3, json = 0, only = -1, hash_only = 0;
 	uint64_t seed = 0x1111;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -409,6 +513,8 @@ int main(int argc, char **argv)
 			rounds = atoi(v), i++;
 		else if (strcmp(a, "--seed") == 0 && v)
 			seed = strtoull(v, NULL, 0), i++;
+		else if (strcmp(a, "--hash-only") == 0)
+			hash_only = 1;
 		else if (strcmp(a, "--only") == 0 && v)
 			only = strcmp(v, "before") == 0 ? 0 : strcmp(v, "dnsnap") == 0 ? 1 : (usage(), 0), i++;
 		else
@@ -442,6 +548,21 @@ int main(int argc, char **argv)
 	for (size_t j = 0; j < m; j++)
 		if (arena_add(&queries, MIX_QUERY_MAX, build_query, j, keys) != 0)
 			return fprintf(stderr, "bench_cache: out of memory\n"), 1;
+
+	arena_t hkeys = {0};
+	hash_result_t hr;
+	if (query_keys(&queries, &hkeys) != 0)
+		return fprintf(stderr, "bench_cache: cannot parse the queries' keys\n"), 1;
+	hash_bench(&hkeys, &hr);
+	free(hkeys.bytes);
+	free(hkeys.off);
+	if (hash_only) {
+		for (int f = 0; f < 3; f++)
+			printf("index hash %-28s %6.2f ns/key\n", hash_names[f], hr.ns[f]);
+		printf("(%zu keys of %.1f bytes on average; checksum %016" PRIx64 ")\n", m,
+		       hr.key_bytes, hr.sum);
+		return 0;
+	}
 
 	/* Give the pages that building the inputs freed (realloc growth) back to
 	 * the kernel: a child reusing them would copy-on-write every 4 KB page. */
@@ -482,6 +603,8 @@ int main(int argc, char **argv)
 		       "\"seed\":%" PRIu64 ",",
 		       only == 0 ? "before" : "dnsnap", m, rounds, seed);
 		json_side(d);
+		printf(",\"hash_ns_per_key\":{\"seeded_xxh3\":%.2f,\"xxh3\":%.2f,\"former\":%.2f}",
+		       hr.ns[0], hr.ns[1], hr.ns[2]);
 		if (only < 0) {
 			printf(",\"before\":{");
 			json_side(&sum[0]);
@@ -502,6 +625,9 @@ int main(int argc, char **argv)
 		       "median %.0f ns, p99 %.0f ns, mean %.0f ns\n",
 		       sides[only].name, x->bytes_per_entry, x->allocs_per_entry, x->inserts_per_s,
 		       x->lookup_ns_median, x->lookup_ns_p99, x->lookup_ns_mean);
+		printf("index hash, ns per key (%.1f-byte keys): seeded XXH3 %.2f (now), unseeded "
+		       "XXH3 %.2f, former unseeded hash %.2f\n",
+		       hr.key_bytes, hr.ns[0], hr.ns[1], hr.ns[2]);
 		return 0;
 	}
 	const result_t *b = &sum[0], *d = &sum[1];
@@ -518,6 +644,9 @@ int main(int argc, char **argv)
 	row("lookup p99 ns", "%.0f", b->lookup_ns_p99, d->lookup_ns_p99, "not given");
 	row("lookup mean ns (check)", "%.0f", b->lookup_ns_mean, d->lookup_ns_mean,
 	    "untimed pass / lookups, no timer");
+	printf("\nindex hash, ns per key (%.1f-byte keys): seeded XXH3 %.2f (now), unseeded "
+	       "XXH3 %.2f, former unseeded hash %.2f\n",
+	       hr.key_bytes, hr.ns[0], hr.ns[1], hr.ns[2]);
 	printf("\nlookups: full flow (query parse, find, build the answer), keys uniform over "
 	       "the entries; each timed alone, timer cost %.0f ns subtracted\n",
 	       d->timer_ns);

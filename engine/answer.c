@@ -72,10 +72,10 @@
  *   still compressed against it but add nothing. Compressed: every owner
  *   not elided, and the rdata names of the RFC 1035 types of RFC 3597
  *   section 4 (NS, MD, MF, CNAME, SOA, MB, MG, MR, PTR, MINFO, MX). Names in
- *   the rdata of RP, AFSDB, RT, PX, SRV, NAPTR, SIG, NXT are written as
- *   stored (uncompressed; RFC 3597 forbids compressing them on the wire,
- *   and they are not registered as targets either). Everything else is
- *   copied verbatim.
+ *   the rdata of RP, AFSDB, RT, PX, SRV, NAPTR, SIG, NXT, KX, DNAME, RRSIG,
+ *   NSEC, TALINK, SVCB, HTTPS, LP, TKEY are written as stored (uncompressed:
+ *   RFC 3597 and RFC 6672 forbid compressing them on the wire, and they are
+ *   not registered as targets either). Everything else is copied verbatim.
  * - Rdata of a compressed type that does not parse by its layout is
  *   DNSNAP_ERDATA (dnsnap_entry_validate() rejects such entries; an entry
  *   made in-process by dnsnap_msg_encode() never has them).

@@ -34,7 +34,12 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include <errno.h>
+#include <sys/random.h>
 #include <time.h>
+
+#define XXH_INLINE_ALL /* the short-key path inlined: keys are 7 to 511 bytes */
+#include <xxhash.h>
 
 #include "alloc.h"
 #include "cache_internal.h"
@@ -61,6 +66,7 @@ struct shard {
 	size_t count;
 	size_t bytes;
 	size_t hand;
+	uint64_t seed;           /* the cache's, for rehashing under this lock */
 	_Atomic uint64_t hits, misses, stale_served;
 	uint64_t inserts, evictions, expired;
 } __attribute__((aligned(64)));
@@ -73,6 +79,7 @@ struct dnsnap_cache {
 	 * they use it, so once attach returns nobody is in the old one. */
 	pthread_rwlock_t snap_lock;
 	dnsnap_snap_t *snap;
+	uint64_t seed;           /* of the index hash, from getrandom() */
 	struct shard shards[NSHARDS];
 };
 
@@ -83,27 +90,19 @@ static inline uint16_t slot_tag(uint64_t s) { return (uint16_t)(s >> 48); }
 static inline const uint8_t *ce_key(const struct centry *e) { return e->data; }
 static inline const uint8_t *ce_entry(const struct centry *e) { return e->data + e->key_len; }
 
-/* 64-bit hash of a key: 8 bytes at a time, multiply and fold, then a
- * murmur3 finalizer. Not cryptographic: keys come from queries, so a
- * resolver facing hostile clients should seed it (TODO when a caller needs it). */
-static uint64_t hash_key(const uint8_t *k, size_t n)
+/* 64-bit hash of a key: XXH3-64 with the cache's secret seed. Keys come
+ * from queries and clients choose the names they ask for, so an unseeded
+ * hash would let them aim many keys at one shard's probe run. Each cache
+ * draws its seed from getrandom() when it is made: placements differ from
+ * cache to cache and from run to run. XXH3_64bits_withSeed and not a custom
+ * secret: for keys up to 240 bytes the seed is mixed into the default
+ * secret on the fly (no per-cache 192-byte secret to keep hot), and a
+ * 64-bit seed is all the randomness needed here. Not a cryptographic MAC:
+ * it hides the placement, it does not bound what a patient attacker may
+ * learn from timing (probe runs stay short by the 80% load limit). */
+static inline uint64_t hash_key(uint64_t seed, const uint8_t *k, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15u ^ n;
-	while (n >= 8) {
-		uint64_t v;
-		memcpy(&v, k, 8);
-		h = (h ^ v) * 0xff51afd7ed558ccdu;
-		h ^= h >> 32;
-		k += 8;
-		n -= 8;
-	}
-	uint64_t v = 0;
-	memcpy(&v, k, n);
-	h = (h ^ v) * 0xc4ceb9fe1a85ec53u;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdu;
-	h ^= h >> 33;
-	return h;
+	return XXH3_64bits_withSeed(k, n, seed);
 }
 
 static inline struct shard *shard_of(dnsnap_cache_t *c, uint64_t h)
@@ -161,7 +160,7 @@ static void unslot(struct shard *s, size_t i)
 		if (v == 0)
 			break;
 		const struct centry *e = slot_entry(v);
-		size_t k = home(s, hash_key(ce_key(e), e->key_len));
+		size_t k = home(s, hash_key(s->seed, ce_key(e), e->key_len));
 		/* v may move to i if its home k is not cyclically in (i, j] */
 		int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
 		if (!stays) {
@@ -188,7 +187,7 @@ static int grow(struct shard *s)
 	for (size_t i = 0; i < ocap; i++)
 		if (old[i] != 0) {
 			const struct centry *e = slot_entry(old[i]);
-			place(s, hash_key(ce_key(e), e->key_len), old[i]);
+			place(s, hash_key(s->seed, ce_key(e), e->key_len), old[i]);
 		}
 	s->bytes += dnsnap_alloc_size(ns);
 	dnsnap_free(old);
@@ -250,6 +249,24 @@ void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o)
 	o->our_udp_size = 1232;
 }
 
+/* The index hash's seed: 8 bytes from the kernel's CSPRNG. getrandom()
+ * blocks only before the pool is first initialised (early boot). */
+static int draw_seed(uint64_t *seed)
+{
+	uint8_t b[8];
+	size_t got = 0;
+	while (got < sizeof b) {
+		ssize_t n = getrandom(b + got, sizeof b - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 && errno == ENOMEM ? DNSNAP_ENOMEM : DNSNAP_EINVAL;
+		got += (size_t)n;
+	}
+	memcpy(seed, b, sizeof b);
+	return DNSNAP_OK;
+}
+
 int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 {
 	if (out == NULL)
@@ -274,6 +291,13 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 	}
 	c->shard_max_bytes = c->o.max_bytes ? (c->o.max_bytes - self) / NSHARDS : 0;
 	c->shard_max_entries = (c->o.max_entries + NSHARDS - 1) / NSHARDS;
+	int err = draw_seed(&c->seed);
+	if (err != DNSNAP_OK) {
+		dnsnap_free(c);
+		return err;
+	}
+	for (unsigned i = 0; i < NSHARDS; i++)
+		c->shards[i].seed = c->seed;
 	if (pthread_rwlock_init(&c->snap_lock, NULL) != 0) {
 		dnsnap_free(c);
 		return DNSNAP_ENOMEM;
@@ -354,7 +378,7 @@ static int make_room(dnsnap_cache_t *c, struct shard *s, uint32_t now)
 /* Index an allocated entry; on failure it is freed. */
 static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now)
 {
-	uint64_t h = hash_key(ce_key(e), e->key_len);
+	uint64_t h = hash_key(c->seed, ce_key(e), e->key_len);
 	if ((uintptr_t)e > PTR_MASK) {
 		dnsnap_free(e);
 		return DNSNAP_ENOMEM; /* an address the 48-bit slots cannot hold */
@@ -446,7 +470,7 @@ int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now
 {
 	if (c == NULL || q == NULL || out == NULL || out_len == NULL)
 		return DNSNAP_EINVAL;
-	uint64_t h = hash_key(q->key, q->key_len);
+	uint64_t h = hash_key(c->seed, q->key, q->key_len);
 	struct shard *s = shard_of(c, h);
 	int err = DNSNAP_ENOTFOUND;
 	pthread_rwlock_rdlock(&s->lock);
@@ -501,7 +525,7 @@ int dnsnap_cache_remove(dnsnap_cache_t *c, const uint8_t *key, size_t key_len)
 {
 	if (c == NULL || key == NULL)
 		return DNSNAP_EINVAL;
-	uint64_t h = hash_key(key, key_len);
+	uint64_t h = hash_key(c->seed, key, key_len);
 	struct shard *s = shard_of(c, h);
 	struct centry *e = NULL;
 	pthread_rwlock_wrlock(&s->lock);
@@ -647,4 +671,13 @@ int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out)
 		out->len += len;
 	}
 	return DNSNAP_OK;
+}
+
+unsigned dnsnap__cache_shard_of(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+				uint64_t *hash)
+{
+	uint64_t h = hash_key(c->seed, key, key_len);
+	if (hash != NULL)
+		*hash = h;
+	return (unsigned)(h >> (64 - NSHARDS_LOG));
 }

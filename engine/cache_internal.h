@@ -33,4 +33,9 @@ int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 			uint16_t max_size, int serve_stale, uint32_t stale_window,
 			uint16_t our_udp_size, uint8_t *out, size_t cap, size_t *out_len);
 
+/* Where the index puts @p key: its shard (0-15), and its 64-bit hash in
+ * *hash when not NULL. For tests: the hash is seeded per cache. */
+unsigned dnsnap__cache_shard_of(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+				uint64_t *hash);
+
 #endif

@@ -116,8 +116,11 @@ typedef struct dnsnap_cache_opts {
 void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o);
 
 /**
- * Create a cache. @p o may be NULL (defaults).
- * @return DNSNAP_OK, DNSNAP_ENOMEM, DNSNAP_EINVAL
+ * Create a cache. @p o may be NULL (defaults). The index hash is seeded with
+ * 8 bytes from getrandom() (which blocks until the kernel's pool is first
+ * initialised): each cache places keys differently, and nothing written out
+ * (snapshots, export streams) depends on the seed.
+ * @return DNSNAP_OK, DNSNAP_ENOMEM, DNSNAP_EINVAL (also: getrandom() failed)
  */
 int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out);
 

@@ -347,8 +347,10 @@ int dnsnap_name_len(const uint8_t *p, size_t max);
 /** Names equal ignoring ASCII case (both uncompressed and valid). */
 int dnsnap_name_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 
-/** Whether rdata of @p type may hold compressed names on receipt (RFC 3597
- * section 4), i.e. whether dnsnap expands them. */
+/** Whether the format knows @p type's rdata layout and stores its names
+ * expanded: the types whose names Unbound decompresses (RFC 3597 section 4,
+ * and KX, DNAME, RRSIG, NSEC, TALINK, SVCB, HTTPS, LP, TKEY; spec/FORMAT.md,
+ * "Rdata"). Such rdata in an entry holds no compression pointer. */
 int dnsnap_type_has_names(uint16_t type);
 
 /** RRSIG, NSEC, NSEC3: the records sent only to clients that set DO. */

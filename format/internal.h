@@ -114,10 +114,11 @@ int dnsnap__diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /*
- * Rdata layout of the types whose rdata holds names that may be compressed on
- * receipt (RFC 3597 section 4). A schema is a string of field codes:
+ * Rdata layout of the types whose rdata holds names that may arrive
+ * compressed and are stored expanded (wire.c says which). A schema is a
+ * string of field codes:
  *   'N' a domain name          '2','4','6' fixed bytes (that many)
- *   'T' 18 fixed bytes (SIG)   'Z' 20 fixed bytes (SOA)
+ *   'T' 18 fixed bytes (SIG, RRSIG)   'Z' 20 fixed bytes (SOA)
  *   'S' a character-string     'R' opaque rest (may be empty); always last
  * NULL for types copied verbatim.
  */

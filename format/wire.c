@@ -169,8 +169,16 @@ int dnsnap_name_unpack(const uint8_t *msg, size_t len, size_t *pos, uint8_t out[
 }
 
 /*
- * RFC 3597 section 4: the RFC 1035 types whose rdata names may be compressed,
- * and the types whose names receivers SHOULD decompress too.
+ * The types whose rdata layout the format knows and whose names are stored
+ * expanded: every type whose names Unbound's parser decompresses (the types
+ * of sldns/rrdef.c with domain-name fields counted). That is RFC 3597 section
+ * 4 (the RFC 1035 types, which receivers MUST decompress, and RP, AFSDB, RT,
+ * SIG, PX, NXT, NAPTR, SRV, which they SHOULD), and the types whose names
+ * must not be compressed but sometimes arrive compressed: KX, DNAME (RFC
+ * 6672 section 2.5), RRSIG, NSEC, TALINK, SVCB, HTTPS, LP, TKEY. Expanding
+ * them keeps a pointer, which means nothing outside its message, out of the
+ * entry. (BIND refuses such messages instead; HIP's rendezvous servers are
+ * left alone, as Unbound leaves them.)
  */
 const char *dnsnap__schema(uint16_t type)
 {
@@ -201,8 +209,22 @@ const char *dnsnap__schema(uint16_t type)
 		return "4SSSN";
 	case 24: /* SIG */
 		return "TNR";
-	case 30: /* NXT */
+	case 30:  /* NXT */
+	case 47:  /* NSEC */
+	case 249: /* TKEY: algorithm name, then times, mode, error, key, other */
 		return "NR";
+	case 36:  /* KX */
+	case 107: /* LP */
+		return "2N";
+	case 39: /* DNAME */
+		return "N";
+	case 46: /* RRSIG */
+		return "TNR";
+	case 58: /* TALINK */
+		return "NN";
+	case 64: /* SVCB */
+	case 65: /* HTTPS */
+		return "2NR";
 	default:
 		return NULL;
 	}

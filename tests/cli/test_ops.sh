@@ -38,7 +38,7 @@ frame spec/vectors/valid/001-a.msg spec/vectors/invalid/213-msg-query-not-respon
 
 # ---------------------------------------------------------------- load
 expect "load: framed file" 0 "$bin" load "$tmp/s.snap" "$tmp/valid.dns" --now $T &&
-	same_as_expected "load output" load.txt && err_has "load report" "11 DNS messages"
+	same_as_expected "load output" load.txt && err_has "load report" "12 DNS messages"
 expect "verify the loaded snapshot" 0 "$bin" verify "$tmp/s.snap"
 expect "load: stdin, into the same snapshot, later" 0 sh -c \
 	"'$bin' load '$tmp/s.snap' - --now $((T + 60)) < '$tmp/mixed.dns'" &&
@@ -131,7 +131,7 @@ expect "dump --zone example.com --type A" 0 "$bin" dump "$tmp/s.snap" --zone exa
 
 # tags: loads cache under no tag; an empty --tag means "no tag"
 expect "dump --tag '' (untagged)" 0 "$bin" dump "$tmp/s.snap" --tag '' --json --now $((T + 60)) &&
-	ok_if "dump --tag '': every entry" [ "$(wc -l < "$tmp/out")" -eq 9 ]
+	ok_if "dump --tag '': every entry" [ "$(wc -l < "$tmp/out")" -eq 10 ]
 expect "dump --tag 0a0b: none" 1 "$bin" dump "$tmp/s.snap" --tag 0a0b --now $((T + 60))
 expect "dump --tag: not hex" 2 "$bin" dump "$tmp/s.snap" --tag 0g && err_has "tag" "--tag: not hex"
 expect "get --tag 0a0b: a miss" 1 "$bin" get "$tmp/s.snap" www.example.com A --tag 0a0b --now $((T + 60))
@@ -180,15 +180,15 @@ expect "import: expired entries left out" 0 "$bin" import "$tmp/top.dnsx" -o "$t
 # stderr; otherwise they are silent (every expect above checked stdout only)
 if command -v script > /dev/null; then
 	script -qec "'$bin' verify '$tmp/keep.snap'" /dev/null > "$tmp/tty" 2>&1
-	ok_if "verify shows progress on a terminal" grep -q "verify: 9 of 9 entries (100%)" "$tmp/tty"
+	ok_if "verify shows progress on a terminal" grep -q "verify: 10 of 10 entries (100%)" "$tmp/tty"
 	"$bin" verify "$tmp/keep.snap" > /dev/null 2> "$tmp/err"
 	ok_if "and is silent otherwise" [ ! -s "$tmp/err" ]
 	script -qec "'$bin' export '$tmp/keep.snap' -o '$tmp/p.dnsx'" /dev/null > "$tmp/tty" 2>&1
-	ok_if "export shows progress on a terminal" grep -q "export: 9 of 9 entries" "$tmp/tty"
+	ok_if "export shows progress on a terminal" grep -q "export: 10 of 10 entries" "$tmp/tty"
 	script -qec "'$bin' import '$tmp/p.dnsx' -o '$tmp/p.snap' --now $T" /dev/null > "$tmp/tty" 2>&1
-	ok_if "import shows progress on a terminal" grep -q "import: 9 of 9 entries" "$tmp/tty"
+	ok_if "import shows progress on a terminal" grep -q "import: 10 of 10 entries" "$tmp/tty"
 	script -qec "'$bin' purge '$tmp/p.snap' --type MX" /dev/null > "$tmp/tty" 2>&1
-	ok_if "purge shows progress on a terminal" grep -q "purge: 9 of 9 entries" "$tmp/tty"
+	ok_if "purge shows progress on a terminal" grep -q "purge: 10 of 10 entries" "$tmp/tty"
 else
 	echo "not ok - script(1) not found"; fails=$((fails + 1))
 fi

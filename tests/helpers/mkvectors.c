@@ -2,7 +2,8 @@
  * mkvectors: writes spec/vectors (make vectors). Review the diff before
  * committing: the vectors are the format's contract.
  *
- * valid/NNN-name.msg  the DNS response (corpus items 0..10, the worked examples)
+ * valid/NNN-name.msg  the DNS response (corpus items 0..10, the worked examples;
+ *                      012 is built here: a DNAME whose target came compressed)
  * valid/NNN-name.bin  Key_Len u16 LE | Key | Entry, encoded at now = 1700000000
  * valid/NNN-name.txt  the expected dump (cli/print.c, records printed by ldns)
  * invalid/NNN-name.bin + .err  "DNSNAP_EXXX key|entry OFFSET": one broken rule each
@@ -223,6 +224,40 @@ static void big_records(wb_t *m, unsigned an, unsigned ar, int bad_rdata, size_t
 	}
 }
 
+/* ------------------------------------------------- a compressed DNAME */
+/*
+ * www.corp.example.com A, answered through corp.example.com DNAME
+ * example.com: the DNAME's target is compressed (c0 15, "example.com." in
+ * the question) as some servers send it although RFC 6672 says it must not
+ * be; then the synthesized CNAME www.corp.example.com -> www.example.com and
+ * its A. Question name at 12: www 12, corp 16, example 21, com 29.
+ */
+static wb_t dname_message(size_t *dname_rdata)
+{
+	wb_t m = { .n = 0 };
+	put_header(&m, 0x8180, 1, 3, 0, 0);
+	set_u16(&m, 0, 0x4444);
+	put_name(&m, "www.corp.example.com");
+	put_u16(&m, 1);
+	put_u16(&m, 1);
+	put_ptr(&m, 16); /* corp.example.com */
+	size_t rl = put_fixed(&m, 39, 1, 3600);
+	*dname_rdata = m.n;
+	put_ptr(&m, 21); /* example.com: compressed DNAME rdata */
+	end_rdata(&m, rl);
+	put_ptr(&m, 12);
+	rl = put_fixed(&m, 5, 1, 3600);
+	size_t target = m.n;
+	put_labels(&m, "www");
+	put_ptr(&m, 21);
+	end_rdata(&m, rl);
+	put_ptr(&m, target);
+	rl = put_fixed(&m, 1, 1, 300);
+	put_u32(&m, 0xc0000250); /* 192.0.2.80 */
+	end_rdata(&m, rl);
+	return m;
+}
+
 static void invalid_messages(void)
 {
 	static const uint8_t ip[16] = { 192, 0, 2, 1 };
@@ -315,6 +350,12 @@ static void invalid_messages(void)
 
 	m = msg_start(0x0100, 1, 0, 0, 0);
 	invalid_msg("213-msg-query-not-response", m.b, m.n, DNSNAP_ENOTCACHE, 2);
+
+	/* DNAME rdata names are read as names now: a pointer to itself */
+	size_t dn;
+	m = dname_message(&dn);
+	set_u16(&m, dn, 0xc000 | (unsigned)dn);
+	invalid_msg("222-msg-dname-pointer-to-itself", m.b, m.n, DNSNAP_EPOINTER, dn);
 
 	m = msg_start(0x8380, 1, 0, 0, 0);
 	invalid_msg("214-msg-truncated-tc", m.b, m.n, DNSNAP_ENOTCACHE, 2);
@@ -624,6 +665,29 @@ static void invalid_entries(void)
 	put16(v.e + 14, 1);
 	v.e[12] |= DNSNAP_EF_DNSSEC;
 	invalid("143-auth-off-not-on-a-record-dnssec-flag", &v, DNSNAP_EFIELD, "entry", 14);
+
+	/* 012-dname-compressed with its DNAME rdata stored as it came, c0 15:
+	 * a pointer into a message the entry does not hold */
+	size_t dn;
+	wb_t m = dname_message(&dn);
+	if (dnsnap_msg_encode(m.b, m.n, NOW, NULL, 0, &enc, NULL) != DNSNAP_OK) {
+		fprintf(stderr, "mkvectors: the DNAME message does not encode\n");
+		exit(1);
+	}
+	memcpy(v.key, enc.key, enc.key_len);
+	v.kl = enc.key_len;
+	memcpy(v.e, enc.entry, enc.entry_len);
+	v.el = enc.entry_len;
+	r0 = rec_at(&v, 0); /* NAME owner corp.example.com (18 bytes), then the rdata */
+	size_t rdata = r0 + 9 + 18, cut = 13 - 2; /* example.com. -> c0 15 */
+	memmove(v.e + rdata + 2, v.e + rdata + 13, v.el - rdata - 13);
+	v.e[rdata] = 0xc0;
+	v.e[rdata + 1] = 0x15;
+	v.el -= cut;
+	put16(v.e + r0, get16(v.e + r0) - (unsigned)cut);
+	put16(v.e + 14, get16(v.e + 14) - (unsigned)cut); /* all in answer: both at the end */
+	put16(v.e + 16, get16(v.e + 16) - (unsigned)cut);
+	invalid("144-pointer-in-dname-rdata", &v, DNSNAP_ELABEL, "entry", rdata);
 }
 
 /* ------------------------------------------------- export streams */
@@ -1350,6 +1414,33 @@ static void streams(void)
 		       "record 1's `Entry_Len` 17, the stream cut 10 bytes into the record");
 }
 
+/* A valid vector: the message, its key and entry, the dump, and the worked
+ * example in examples.md. */
+static void valid(FILE *md, const char *name, const uint8_t *msg, size_t len)
+{
+	int err;
+	if ((err = dnsnap_msg_encode(msg, len, NOW, NULL, 0, &enc, NULL)) != DNSNAP_OK) {
+		fprintf(stderr, "mkvectors: worked example %s: %s\n", name, dnsnap_errname(err));
+		exit(1);
+	}
+	write_file("valid", name, "msg", msg, len);
+	static uint8_t buf[2 + DNSNAP_KEY_MAX + DNSNAP_ENTRY_MAX];
+	write_file("valid", name, "bin", buf,
+		   frame(buf, enc.key, enc.key_len, enc.entry, enc.entry_len));
+	char *txt;
+	size_t tlen;
+	FILE *f = open_memstream(&txt, &tlen);
+	print_entry(f, enc.key, enc.key_len, enc.entry, enc.entry_len);
+	fclose(f);
+	write_file("valid", name, "txt", txt, tlen);
+	fprintf(md, "### %s\n\nDNS response %zu bytes; key %zu bytes; entry %zu bytes.\n\n"
+		"```\n", name, len, enc.key_len, enc.entry_len);
+	print_layout(md, enc.key, enc.key_len, enc.entry, enc.entry_len);
+	fprintf(md, "```\n\n```\n%s```\n\n", txt);
+	printf("%-20s wire %4zu  key %3zu  entry %4zu\n", name, len, enc.key_len, enc.entry_len);
+	free(txt);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1368,33 +1459,15 @@ int main(int argc, char **argv)
 		uint8_t *msg;
 		size_t len;
 		char name[64];
-		int err;
 		if (corpus_message(i, &msg, &len) != 0)
 			return 1;
-		if ((err = dnsnap_msg_encode(msg, len, NOW, NULL, 0, &enc, NULL)) != DNSNAP_OK) {
-			fprintf(stderr, "mkvectors: worked example %zu: %s\n", i, dnsnap_errname(err));
-			return 1;
-		}
 		snprintf(name, sizeof name, "%03zu-%s", i + 1, valid_names[i]);
-		write_file("valid", name, "msg", msg, len);
-		static uint8_t buf[2 + DNSNAP_KEY_MAX + DNSNAP_ENTRY_MAX];
-		write_file("valid", name, "bin", buf,
-			   frame(buf, enc.key, enc.key_len, enc.entry, enc.entry_len));
-		char *txt;
-		size_t tlen;
-		FILE *f = open_memstream(&txt, &tlen);
-		print_entry(f, enc.key, enc.key_len, enc.entry, enc.entry_len);
-		fclose(f);
-		write_file("valid", name, "txt", txt, tlen);
-		fprintf(md, "### %s\n\nDNS response %zu bytes; key %zu bytes; entry %zu bytes.\n\n"
-			"```\n", name, len, enc.key_len, enc.entry_len);
-		print_layout(md, enc.key, enc.key_len, enc.entry, enc.entry_len);
-		fprintf(md, "```\n\n```\n%s```\n\n", txt);
-		printf("%-20s wire %4zu  key %3zu  entry %4zu\n", name, len, enc.key_len,
-		       enc.entry_len);
-		free(txt);
+		valid(md, name, msg, len);
 		free(msg);
 	}
+	size_t dn;
+	wb_t dm = dname_message(&dn);
+	valid(md, "012-dname-compressed", dm.b, dm.n);
 	fclose(md);
 	invalid_messages();
 	invalid_entries();

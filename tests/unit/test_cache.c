@@ -3,7 +3,7 @@
  * the TTL policy (caps, negative caching, serve-stale), the limits (never
  * above max_bytes, CLOCK keeps the hot entries) and a threaded stress test
  * (inserts, lookups and evictions at once) that `make tsan` runs under
- * ThreadSanitizer. What an answer holds is test_answer.c's subject; here an
+ * ThreadSanitizer, and the seeded index hash. What an answer holds is test_answer.c's subject; here an
  * answer is checked for its header and its first address.
  */
 #include <pthread.h>
@@ -15,8 +15,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include "cache_internal.h"
 #include "dnsnap.h"
+#include "tmpdir.h"
 #include "wb.h"
 
 #define NOW 1700000000u
@@ -538,6 +542,117 @@ static void test_foreach_counts_every_entry(void **state)
 	dnsnap_cache_free(c);
 }
 
+/* The index hash is seeded per cache (getrandom): the same 64 keys land in
+ * other shards in another cache, so a client cannot aim keys at one shard's
+ * probe run from outside. An unseeded hash places them identically and
+ * fails here. Within one cache a key always hashes the same. */
+static void test_two_caches_place_the_same_keys_differently(void **state)
+{
+	(void)state;
+	dnsnap_cache_t *a, *b;
+	assert_int_equal(dnsnap_cache_new(NULL, &a), DNSNAP_OK);
+	assert_int_equal(dnsnap_cache_new(NULL, &b), DNSNAP_OK);
+	unsigned shard_differs = 0, hash_differs = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		char name[64];
+		uint8_t wire[DNSNAP_NAME_MAX], key[DNSNAP_KEY_MAX];
+		size_t wl = 0, kl;
+		snprintf(name, sizeof name, "host%u.example.com", i);
+		for (const char *p = name; *p;) { /* to wire form */
+			const char *dot = strchr(p, '.');
+			size_t l = dot ? (size_t)(dot - p) : strlen(p);
+			wire[wl++] = (uint8_t)l;
+			memcpy(wire + wl, p, l);
+			wl += l;
+			p += l + (dot != NULL);
+		}
+		wire[wl++] = 0;
+		assert_int_equal(dnsnap_key_encode(wire, wl, 1, 1, 0, NULL, 0, key, sizeof key, &kl),
+				 DNSNAP_OK);
+		uint64_t ha, ha2, hb;
+		unsigned sa = dnsnap__cache_shard_of(a, key, kl, &ha);
+		assert_int_equal(dnsnap__cache_shard_of(a, key, kl, &ha2), sa);
+		assert_true(ha == ha2);
+		unsigned sb = dnsnap__cache_shard_of(b, key, kl, &hb);
+		assert_true(sa < 16 && sb < 16);
+		shard_differs += sa != sb;
+		hash_differs += ha != hb;
+	}
+	print_message("64 keys: %u in another shard, %u with another hash\n", shard_differs,
+		      hash_differs);
+	/* with independent seeds a key changes shard with probability 15/16:
+	 * 32 or fewer of 64 has odds below 1e-20 */
+	assert_true(shard_differs > 32);
+	assert_int_equal(hash_differs, 64);
+	dnsnap_cache_free(a);
+	dnsnap_cache_free(b);
+}
+
+/* Read a whole file into a malloc'd buffer. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	uint8_t *b = NULL;
+	size_t n = 0, cap = 0, got;
+	do {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1 << 16;
+			b = realloc(b, cap);
+			assert_non_null(b);
+		}
+		got = fread(b + n, 1, cap - n, f);
+		n += got;
+	} while (got > 0);
+	fclose(f);
+	*len = n;
+	return b;
+}
+
+/* The seed stays inside the process: two caches with other seeds, given the
+ * same responses, write the same snapshot digest and the same export stream
+ * byte for byte (both are in key order, not in index order). */
+static void test_the_seed_changes_neither_snapshot_nor_export(void **state)
+{
+	(void)state;
+	char dir[256], path[2][300], exp[2][300];
+	assert_int_equal(tmpdir_make(dir, sizeof dir, "seed"), 0);
+	uint64_t digest[2];
+	for (int k = 0; k < 2; k++) {
+		dnsnap_cache_t *c;
+		assert_int_equal(dnsnap_cache_new(NULL, &c), DNSNAP_OK);
+		for (unsigned i = 0; i < 300; i++) {
+			wb_t w = { .n = 0 };
+			char name[64];
+			snprintf(name, sizeof name, "n%u.example.org", i);
+			response_a(&w, name, 3600, 1 + i % 3, i);
+			assert_int_equal(dnsnap_cache_insert(c, w.b, w.n, NOW, NULL, 0, &scratch, NULL),
+					 DNSNAP_OK);
+		}
+		snprintf(path[k], sizeof path[k], "%s/c%d.snap", dir, k);
+		snprintf(exp[k], sizeof exp[k], "%s/c%d.dnsx", dir, k);
+		assert_int_equal(dnsnap_snap_write(c, path[k], NOW, NULL, NULL), DNSNAP_OK);
+		dnsnap_cache_free(c);
+		dnsnap_snap_t *s;
+		assert_int_equal(dnsnap_snap_open(path[k], &s, NULL), DNSNAP_OK);
+		dnsnap_snap_info_t info;
+		dnsnap_snap_info(s, &info);
+		digest[k] = info.digest;
+		int fd = open(exp[k], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(dnsnap_export_write(s, fd, 3, 0, NULL, NULL), DNSNAP_OK);
+		close(fd);
+		dnsnap_snap_close(s);
+	}
+	assert_true(digest[0] == digest[1]);
+	size_t l0, l1;
+	uint8_t *e0 = slurp(exp[0], &l0), *e1 = slurp(exp[1], &l1);
+	assert_true(l0 > 0 && l0 == l1 && memcmp(e0, e1, l0) == 0);
+	free(e0);
+	free(e1);
+	assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +668,8 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments_are_refused),
 		cmocka_unit_test(test_threads_insert_answer_and_evict_at_once),
 		cmocka_unit_test(test_foreach_counts_every_entry),
+		cmocka_unit_test(test_two_caches_place_the_same_keys_differently),
+		cmocka_unit_test(test_the_seed_changes_neither_snapshot_nor_export),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

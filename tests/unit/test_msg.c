@@ -2,7 +2,8 @@
  * test_msg.c: dnsnap_msg_encode(), one test per class of malformed message
  * (exact error code and diag.offset, as spec/FORMAT.md "Ingest errors" and
  * spec/DECISIONS.md "Ingest" state them), then what a good response turns
- * into (FORMAT.md "Expiry", owner modes, SAME).
+ * into (FORMAT.md "Expiry", owner modes, SAME), and that names compressed
+ * inside rdata are stored expanded, with ldns as the oracle.
  *
  * Messages are built byte by byte with the small writer below; every input
  * is passed through guard_copy() so that reading past its end crashes.
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <ldns/ldns.h>
 
 #include "dnsnap_format.h"
 #include "../helpers/guard.h"
@@ -1296,10 +1298,132 @@ static void test_referral_is_kind_referral_with_the_lowest_ns_ttl(void **state)
 	assert_int_equal(enc.ttl, 86400);
 }
 
+/* ============================================================ names in rdata */
+
+/* One type whose rdata holds a name that may arrive compressed: the bytes
+ * before the name and after it (a second name for TALINK). */
+static const struct {
+	unsigned type;
+	const char *what;
+	uint8_t pre[18];
+	size_t npre;
+	uint8_t post[24];
+	size_t npost;
+} named[] = {
+	{ 39, "DNAME", { 0 }, 0, { 0 }, 0 },
+	{ 36, "KX", { 0, 10 }, 2, { 0 }, 0 },
+	{ 46, "RRSIG", { 0, 1, 8, 3, 0, 0, 0x0e, 0x10, 0x65, 0x60, 0, 0, 0x65, 0x50, 0, 0, 0x30, 0x39 },
+	  18, { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 }, 16 },
+	{ 47, "NSEC", { 0 }, 0, { 0, 6, 0x40, 0, 0, 0, 0, 3 }, 8 },
+	{ 58, "TALINK", { 0 }, 0, { 0 }, 1 },
+	{ 64, "SVCB", { 0, 1 }, 2, { 0, 1, 0, 3, 2, 'h', '3' }, 7 },
+	{ 65, "HTTPS", { 0, 1 }, 2, { 0, 3, 0, 2, 0x01, 0xbb }, 6 },
+	{ 107, "LP", { 0, 10 }, 2, { 0 }, 0 },
+	{ 249, "TKEY", { 0 }, 0, { 0x65, 0x53, 0xf1, 0, 0x65, 0x53, 0xf2, 0, 0, 3, 0, 0, 0, 0, 0, 0 },
+	  16 },
+	{ 33, "SRV", { 0, 1, 0, 2, 0x14, 0x95 }, 6, { 0 }, 0 },
+	{ 5, "CNAME", { 0 }, 0, { 0 }, 0 },
+};
+
+/* www.example.com <type>: one answer whose rdata name is "to" + a pointer
+ * to example.com in the question (offset 16), the way the bug report's
+ * DNAME came: compressed although RFC 6672 says it must not be. */
+static void build_named(wb_t *w, unsigned i)
+{
+	*w = (wb_t){ .n = 0 };
+	put_header(w, RESP, 1, 1, 0, 0);
+	put_question(w, "www.example.com", named[i].type);
+	put_ptr(w, 12);
+	size_t rl = put_fixed(w, named[i].type, C_IN, 300);
+	put_raw(w, named[i].pre, named[i].npre);
+	put_labels(w, "to");
+	put_ptr(w, 16);
+	put_raw(w, named[i].post, named[i].npost);
+	end_rdata(w, rl);
+}
+
+/* The stored rdata is the rdata with the name expanded, exactly what ldns
+ * (an independent parser) reads from the message; and the validator finds a
+ * pointer put back into that name: DNSNAP_ELABEL at its byte. */
+static void test_compressed_names_in_rdata_are_stored_expanded_as_ldns_reads_them(void **state)
+{
+	(void)state;
+	uint8_t name[DNSNAP_NAME_MAX];
+	size_t nlen = wire("to.example.com", name);
+	for (unsigned i = 0; i < sizeof named / sizeof named[0]; i++) {
+		wb_t w;
+		build_named(&w, i);
+		expect_ok(&w, &enc);
+		dnsnap_key_t k;
+		dnsnap_rr_t rr[2];
+		assert_int_equal(all_records(&enc, &k, rr, 2), 1);
+		uint8_t want[128];
+		size_t wl = 0;
+		memcpy(want, named[i].pre, named[i].npre);
+		wl += named[i].npre;
+		memcpy(want + wl, name, nlen);
+		wl += nlen;
+		memcpy(want + wl, named[i].post, named[i].npost);
+		wl += named[i].npost;
+		if (rr[0].rdlen != wl || memcmp(rr[0].rdata, want, wl) != 0)
+			fail_msg("%s: stored rdata of %zu bytes is not the expanded %zu", named[i].what,
+				 rr[0].rdlen, wl);
+
+		/* the oracle: ldns decompresses while it parses; its rdata fields
+		 * back to back are the rdata with every name written out */
+		ldns_pkt *pkt = NULL;
+		if (ldns_wire2pkt(&pkt, w.b, w.n) != LDNS_STATUS_OK)
+			fail_msg("%s: ldns cannot parse the message", named[i].what);
+		const ldns_rr *lr = ldns_rr_list_rr(ldns_pkt_answer(pkt), 0);
+		uint8_t lw[128];
+		size_t ll = 0;
+		for (size_t f = 0; f < ldns_rr_rd_count(lr); f++) {
+			const ldns_rdf *rdf = ldns_rr_rdf(lr, f);
+			assert_true(ll + ldns_rdf_size(rdf) <= sizeof lw);
+			memcpy(lw + ll, ldns_rdf_data(rdf), ldns_rdf_size(rdf));
+			ll += ldns_rdf_size(rdf);
+		}
+		ldns_pkt_free(pkt);
+		if (ll != rr[0].rdlen || memcmp(lw, rr[0].rdata, ll) != 0)
+			fail_msg("%s: ldns reads %zu rdata bytes, the entry holds %zu other ones",
+				 named[i].what, ll, rr[0].rdlen);
+
+		/* a pointer where the name starts: not a name in an entry */
+		size_t at = (size_t)(rr[0].rdata - enc.entry) + named[i].npre;
+		enc.entry[at] = 0xc0;
+		enc.entry[at + 1] = 0x10;
+		dnsnap_diag_t d;
+		int rc = dnsnap_entry_validate(enc.entry, enc.entry_len, &d);
+		if (rc != DNSNAP_ELABEL || d.offset != at)
+			fail_msg("%s: pointer in the stored name: got %s at %zu, want DNSNAP_ELABEL "
+				 "at %zu", named[i].what, ename(rc), d.offset, at);
+	}
+}
+
+/* A compressed name in the new types is held to the rules of names in a
+ * message: a pointer that does not point backwards is refused at the
+ * pointer, a name running past the rdata is ERDATA at the rdata. */
+static void test_bad_names_in_dname_and_rrsig_rdata_are_refused(void **state)
+{
+	(void)state;
+	wb_t w;
+	build_named(&w, 0); /* DNAME: rdata "to" + pointer at its end */
+	size_t ptr = w.n - 2;
+	w.b[ptr + 1] = (uint8_t)ptr; /* points at itself */
+	expect_refused(&w, w.n, DNSNAP_EPOINTER, ptr);
+
+	build_named(&w, 2); /* RRSIG: 18 bytes, the signer, the signature */
+	size_t rd = w.n - 16 - 2 - 3 - 18;
+	set_u16(&w, rd - 2, 10); /* rdlength 10: the fixed part is cut */
+	expect_refused(&w, rd + 10, DNSNAP_ERDATA, rd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_shorter_than_12_bytes_is_truncated_at_offset_0),
+		cmocka_unit_test(test_compressed_names_in_rdata_are_stored_expanded_as_ldns_reads_them),
+		cmocka_unit_test(test_bad_names_in_dname_and_rrsig_rdata_are_refused),
 		cmocka_unit_test(test_query_without_qr_is_not_cacheable_at_offset_2),
 		cmocka_unit_test(test_opcode_other_than_query_is_not_cacheable_at_offset_2),
 		cmocka_unit_test(test_truncated_response_is_not_cacheable_at_offset_2),

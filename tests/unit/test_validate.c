@@ -474,7 +474,7 @@ static void test_dnssec_record_without_the_dnssec_flag_is_a_bad_field(void **sta
 {
 	(void)state;
 	uint8_t e[ENTRY_LEN + 8];
-	set16(fresh(e) + REC5_TYPE, 46); /* RRSIG: opaque rdata */
+	set16(fresh(e) + REC5_TYPE, 50); /* NSEC3: opaque rdata (RRSIG and NSEC hold a name) */
 	expect(e, ENTRY_LEN, DNSNAP_EFIELD, FLAGS);
 	set16(e + FLAGS, DNSNAP_EF_DNSSEC);
 	expect(e, ENTRY_LEN, DNSNAP_OK, 0);
@@ -682,6 +682,25 @@ static void test_every_truncation_of_an_entry_with_extensions_is_refused(void **
 	}
 }
 
+/* No name in an entry holds a compression pointer: a pointer (0xc0-0xff)
+ * where an owner's or a DNAME target's label length belongs is a bad label
+ * at that byte, as 0x40-0xbf is. */
+static void test_a_pointer_in_an_owner_or_a_dname_target_is_a_bad_label(void **state)
+{
+	(void)state;
+	uint8_t e[ENTRY_LEN + 8];
+	for (unsigned b = 0xc0; b <= 0xff; b += 0x3f) {
+		fresh(e)[REC4 + 9] = (uint8_t)b; /* NAME owner other.example.net */
+		e[REC4 + 10] = 0x0c;
+		expect(e, ENTRY_LEN, DNSNAP_ELABEL, REC4 + 9);
+	}
+	/* rec 2 as a DNAME: its target ns1.example.com is one name, valid */
+	set16(fresh(e) + REC2 + 3, 39);
+	expect(e, ENTRY_LEN, DNSNAP_OK, 0);
+	e[REC2 + 9] = 0xc0; /* the target's first length byte: a pointer */
+	expect(e, ENTRY_LEN, DNSNAP_ELABEL, REC2 + 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -720,6 +739,7 @@ int main(void)
 				       make_ede_fixture),
 		cmocka_unit_test_setup(test_every_truncation_of_an_entry_with_extensions_is_refused,
 				       make_ede_fixture),
+		cmocka_unit_test(test_a_pointer_in_an_owner_or_a_dname_target_is_a_bad_label),
 	};
 	return cmocka_run_group_tests(tests, make_fixture, NULL);
 }
