@@ -429,6 +429,7 @@ typedef struct scan {
 	dnsnap_scan_stats_t st;
 	int ret;                 /* fn's value when it stopped the walk */
 	int seeking;             /* still on the path to the prefix's first key */
+	uint64_t visits;         /* pages entered: never more than the file has */
 	size_t key_len, prev_len;
 	uint8_t *key, *prev, *entry;
 	dnsnap_diag_t first;     /* the first damage met, for messages */
@@ -541,6 +542,12 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r
 {
 	dnsnap_snap_t *s = sc->s;
 	int leaf = level + 1 == s->entries.depth;
+	if (++sc->visits > s->npages) { /* a page reached twice: damaged links, a loop */
+		sc->st.bad_pages++;
+		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->npages ? pgno * s->psize : 0,
+			    "pages linked more than once");
+		return 1;
+	}
 	const uint8_t *p = page_at(s, pgno, leaf ? P_LEAF : P_BRANCH);
 	if (p == NULL) {
 		sc->st.bad_pages++;
@@ -787,6 +794,9 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 		s->file_hash = get64(t + 16);
 	}
 	/* 3. the meta page LMDB would pick: both well-formed, the larger txnid */
+	if (s->data_len < 2 * ps)
+		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: %zu bytes, less than LMDB's two "
+				    "meta pages: the file was cut short (truncated)", s->path, size);
 	const uint8_t *m1 = m + ps;
 	for (int i = 0; i < 2; i++) {
 		const uint8_t *mp = i ? m1 : m;

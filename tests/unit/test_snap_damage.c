@@ -219,6 +219,24 @@ static void test_a_file_overwritten_in_place_never_answers_wrong(void **state)
 	dnsnap_snap_close(s);
 }
 
+static void test_a_file_of_one_page_is_cut_short(void **state)
+{
+	(void)state;
+	write_snap(path("p.snap"), 1);
+	size_t len;
+	uint8_t *b = slurp(path("p.snap"), &len);
+	dnsnap_snap_t *s = NULL;
+	dnsnap_diag_t d;
+	static const size_t cuts[] = { 168, 4096, 4100, 8191, 8192 }; /* around the meta pages */
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+		assert_true(cuts[i] < len);
+		spit(path("p1.snap"), b, cuts[i], O_TRUNC);
+		assert_int_equal(dnsnap_snap_open(path("p1.snap"), &s, &d), DNSNAP_ETRUNC);
+		assert_non_null(strstr(d.msg, "cut short"));
+	}
+	assert_null(s);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -238,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_a_value_moved_under_another_key_fails_its_check),
 		cmocka_unit_test(test_a_file_cut_under_the_map_gives_misses_not_sigbus),
 		cmocka_unit_test(test_a_file_overwritten_in_place_never_answers_wrong),
+		cmocka_unit_test(test_a_file_of_one_page_is_cut_short),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
