@@ -95,13 +95,13 @@ test-e2e: deps                                     ## NSD, Unbound, dig, kdig, d
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
-test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo # what the CLI tests run
+test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo # what the CLI tests run
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/mkcaptures build-asan/mkquery build-asan/resolver_demo
+		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
 tsan:                                              ## the threaded tests under TSan
