@@ -873,7 +873,7 @@ int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 	memcpy(s->path, path, pl + 1);
 	int err = DNSNAP_OK;
-	s->fd = open(path, O_RDONLY | O_CLOEXEC);
+	s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block us */
 	if (s->fd < 0)
 		err = dnsnap__diag(d, -errno, 0, "%s: %s", path, strerror(errno));
 	else if (fstat(s->fd, &s->st) != 0)
