@@ -173,7 +173,7 @@ int cmd_load(int argc, char **argv)
 	const char *path = NULL;
 	const char *inputs[256];
 	int ninputs = 0;
-	unsigned long long now = (unsigned long long)time(NULL), port = 53;
+	unsigned long long now = (unsigned long long)time(NULL), port = 53, wait = WAIT_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
 			if (number("load", "--port", argv[++i], 65535, &port))
@@ -182,6 +182,9 @@ int cmd_load(int argc, char **argv)
 				return fail("load", NULL, "--port: 0 is not a port");
 		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
 			if (number("load", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+			if (number("load", "--wait", argv[++i], INT32_MAX, &wait))
 				return EXIT_USAGE;
 		} else if (argv[i][0] == '-' && argv[i][1] != 0) {
 			return fail("load", NULL, "unexpected argument: %s", argv[i]);
@@ -199,16 +202,26 @@ int cmd_load(int argc, char **argv)
 	if (path == NULL || ninputs == 0)
 		return fail("load", NULL, "needs a snapshot and at least one input (- for stdin)");
 	int stdin_used = 0;
-	for (int i = 0; i < ninputs; i++)
+	for (int i = 0; i < ninputs; i++) {
 		if (strcmp(inputs[i], "-") == 0 && stdin_used++)
 			return fail("load", NULL, "standard input (-) given twice");
+		if (same_file(inputs[i], 0, path, 1))
+			return fail("load", inputs[i], "is the snapshot being written (%s)", path);
+	}
 
-	/* an existing SNAP is the base: it must be a snapshot (never overwrite
-	 * something else), and the merge keeps its live entries */
+	/* an existing SNAP must be a snapshot (never overwrite something else):
+	 * checked now, before the inputs are read, and again under the lock */
 	dnsnap_snap_t *base = NULL;
+	dnsnap_snap_lock_t *lk = NULL;
 	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return fail("load", path, "not a regular file: a snapshot is written beside its "
+			    "path and renamed over it");
 	if (stat(path, &sb) == 0 && open_snap("load", path, &base))
 		return EXIT_USAGE;
+	dnsnap_snap_close(base);
+	base = NULL;
+	int existed = stat(path, &sb) == 0;
 
 	load_t l = { .now = (uint32_t)now };
 	dnsnap_cache_opts_t o;
@@ -261,8 +274,15 @@ int cmd_load(int argc, char **argv)
 	fputc('\n', stderr);
 	if (l.used == 0) {
 		fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
-			base ? "the snapshot is unchanged" : "no snapshot written");
+			existed ? "the snapshot is unchanged" : "no snapshot written");
 		rc = EXIT_NONE;
+		goto out;
+	}
+	/* the writers' lock, then the base: the merge keeps the live entries of
+	 * what SNAP holds now, another writer's work published meanwhile too */
+	if (lock_snap("load", path, wait, &lk) ||
+	    (stat(path, &sb) == 0 && open_snap("load", path, &base))) {
+		rc = EXIT_USAGE;
 		goto out;
 	}
 	dnsnap_snap_write_stats_t st = { 0 };
@@ -284,6 +304,7 @@ int cmd_load(int argc, char **argv)
 	putchar('\n');
 out:
 	dnsnap_snap_close(base);
+	dnsnap_snap_unlock(lk);
 	dnsnap_cache_free(l.c);
 	free(l.scratch);
 	return rc;
