@@ -11,6 +11,10 @@
  * earlier ones within a load. Then dnsnap_snap_merge(): a live entry of the
  * old SNAP stays unless the load brought a newer one for its key.
  *
+ * The writers' lock (dnsnap_snap_lock()) is taken after the inputs are read,
+ * before the old SNAP is opened as the base, and kept until the merge is
+ * published: a purge or load of SNAP meanwhile is neither lost nor losing.
+ *
  * Unusable messages are counted by reason and reported on stderr; they never
  * stop the load. An input that cannot be read at all stops it before
  * anything is written (a mistyped file name must not publish half a load).

@@ -322,8 +322,10 @@ void dnsnap_snapw_abort(dnsnap_snapw_t *w);
  * that published meanwhile renamed a new file over it), else it locks again.
  * No lock file is created. Readers (dnsnap_snap_open()) never lock; the lock
  * is advisory: it excludes writers that take it (every dnsnap command that
- * rewrites a snapshot does). Released by dnsnap_snap_unlock(), or when the
- * process exits. Not for two threads of one process on one path at once.
+ * rewrites a snapshot does), threads of one process included (each lock is
+ * an open file of its own). It covers one publish: once the new file is
+ * renamed over the path, the path names a file nobody holds, so write once
+ * per lock. Released by dnsnap_snap_unlock(), or when the process exits.
  *
  * @param wait_seconds  how long to wait for another writer: 0 = not at all,
  *                      negative = without bound

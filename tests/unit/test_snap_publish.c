@@ -152,7 +152,8 @@ static void test_the_lock_excludes_a_second_writer(void **state)
 	(void)state;
 	dnsnap_snap_lock_t *a = NULL, *b = NULL;
 	dnsnap_diag_t d;
-	/* no file yet: the directory is locked */
+	/* no file yet: the directory is locked. Both locks are this process's:
+	 * they exclude each other as two threads' (or processes') do */
 	assert_int_equal(dnsnap_snap_lock(path("l.snap"), 0, &a, &d), DNSNAP_OK);
 	assert_int_equal(dnsnap_snap_lock(path("l.snap"), 0, &b, &d), -EAGAIN);
 	assert_null(b);
