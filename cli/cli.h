@@ -30,6 +30,43 @@ int hex_tag(const char *h, uint8_t *tag, size_t *len);
 /** Open a snapshot, reporting a failure. @return 0 or EXIT_USAGE */
 int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s);
 
+/* --wait's default: how long a command that rewrites a snapshot waits for
+ * another writer's lock (dnsnap_snap_lock()) before it gives up */
+#define WAIT_DEFAULT 60
+
+/** Take the writers' lock of a snapshot, reporting a failure ("another dnsnap
+ * is writing it"). @return 0 or EXIT_USAGE */
+int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,
+	      dnsnap_snap_lock_t **lock);
+
+/** Whether two paths name one file (same device and inode, through links);
+ * "-" is the descriptor std_a / std_b (0 stdin, 1 stdout). */
+int same_file(const char *a, int std_a, const char *b, int std_b);
+
+/**
+ * An output file of a command (-o OUT) that writes a stream or text:
+ * - "-", or a path naming this process's standard output: written to fd 1;
+ * - a path that exists and is not a regular file (/dev/null, a FIFO, a
+ *   terminal): opened and written in place, never replaced;
+ * - otherwise (a regular file, or none yet): written to a temporary beside
+ *   the file OUT finally names (symbolic links followed), renamed over it by
+ *   out_close() when whole: an existing OUT is never left half-overwritten.
+ */
+typedef struct out_file {
+	int fd;
+	const char *name;        /* for messages: OUT, or "standard output" */
+	int replace;             /* tmp is renamed over target */
+	char target[4096];
+	char tmp[4160];
+} out_file_t;
+
+/** Open @p out; @p binary: refuse a terminal. @return 0 or EXIT_USAGE (reported) */
+int out_open(const char *cmd, const char *out, int binary, out_file_t *o);
+
+/** Finish: @p ok publishes (renames the temporary), else it is removed.
+ * Closes the descriptor unless @p closed (fdopen'ed and fclose'd). @return 0 or -errno */
+int out_close(out_file_t *o, int ok, int closed);
+
 /** A whole file, or stdin for "-", into a malloc'd buffer. @return 0 or -errno */
 /**
  * Walk a snapshot's entries (those under @p prefix) for command @p cmd:

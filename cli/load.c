@@ -11,6 +11,10 @@
  * earlier ones within a load. Then dnsnap_snap_merge(): a live entry of the
  * old SNAP stays unless the load brought a newer one for its key.
  *
+ * The writers' lock (dnsnap_snap_lock()) is taken after the inputs are read,
+ * before the old SNAP is opened as the base, and kept until the merge is
+ * published: a purge or load of SNAP meanwhile is neither lost nor losing.
+ *
  * Unusable messages are counted by reason and reported on stderr; they never
  * stop the load. An input that cannot be read at all stops it before
  * anything is written (a mistyped file name must not publish half a load).
@@ -175,12 +179,28 @@ static int count_none(void *arg, const uint8_t *key, size_t key_len, const uint8
 	return 0;
 }
 
+/* A damaged base is left as it is (a damaged branch page can hide good
+ * entries: the merge would lose them), unless --drop-damaged. The whole-file
+ * hash decides quickly; only a mismatch costs a walk, to count. Reported. */
+static int base_damaged(const char *path, dnsnap_snap_t *base)
+{
+	if (dnsnap_snap_check_hash(base, NULL) == DNSNAP_OK)
+		return 0;
+	uint64_t damaged = 0;
+	if (scan_snap("load", base, NULL, 0, count_none, NULL, &damaged) == 0)
+		return 0; /* bytes outside every entry changed: nothing to lose */
+	if (damaged)
+		fail("load", path, "%llu damaged entr%s: the snapshot is unchanged (--drop-damaged "
+		     "writes it without them)", (unsigned long long)damaged, damaged == 1 ? "y" : "ies");
+	return 1;
+}
+
 int cmd_load(int argc, char **argv)
 {
 	const char *path = NULL;
 	const char *inputs[256];
 	int ninputs = 0, drop = 0;
-	unsigned long long now = (unsigned long long)time(NULL), port = 53;
+	unsigned long long now = (unsigned long long)time(NULL), port = 53, wait = WAIT_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
 			if (number("load", "--port", argv[++i], 65535, &port))
@@ -192,6 +212,9 @@ int cmd_load(int argc, char **argv)
 				return EXIT_USAGE;
 		} else if (strcmp(argv[i], "--drop-damaged") == 0) {
 			drop = 1;
+		} else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+			if (number("load", "--wait", argv[++i], INT32_MAX, &wait))
+				return EXIT_USAGE;
 		} else if (argv[i][0] == '-' && argv[i][1] != 0) {
 			return fail("load", NULL, "unexpected argument: %s", argv[i]);
 		} else if (path == NULL) {
@@ -208,29 +231,26 @@ int cmd_load(int argc, char **argv)
 	if (path == NULL || ninputs == 0)
 		return fail("load", NULL, "needs a snapshot and at least one input (- for stdin)");
 	int stdin_used = 0;
-	for (int i = 0; i < ninputs; i++)
+	for (int i = 0; i < ninputs; i++) {
 		if (strcmp(inputs[i], "-") == 0 && stdin_used++)
 			return fail("load", NULL, "standard input (-) given twice");
+		if (same_file(inputs[i], 0, path, 1))
+			return fail("load", inputs[i], "is the snapshot being written (%s)", path);
+	}
 
-	/* an existing SNAP is the base: it must be a snapshot (never overwrite
-	 * something else), and the merge keeps its live entries */
+	/* an existing SNAP must be a snapshot (never overwrite something else):
+	 * checked now, before the inputs are read, and again under the lock */
 	dnsnap_snap_t *base = NULL;
+	dnsnap_snap_lock_t *lk = NULL;
 	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return fail("load", path, "not a regular file: a snapshot is written beside its "
+			    "path and renamed over it");
 	if (stat(path, &sb) == 0 && open_snap("load", path, &base))
 		return EXIT_USAGE;
-	/* a damaged base is left as it is (a damaged branch page can hide good
-	 * entries: the merge would lose them), unless --drop-damaged */
-	if (base != NULL && !drop && dnsnap_snap_check_hash(base, NULL) != DNSNAP_OK) {
-		uint64_t damaged = 0;
-		int walk = scan_snap("load", base, NULL, 0, count_none, NULL, &damaged);
-		if (walk != 0) {
-			dnsnap_snap_close(base);
-			return damaged ? fail("load", path, "%llu damaged entr%s: the snapshot is "
-					      "unchanged (--drop-damaged writes it without them)",
-					      (unsigned long long)damaged, damaged == 1 ? "y" : "ies")
-				       : EXIT_USAGE;
-		}
-	}
+	dnsnap_snap_close(base);
+	base = NULL;
+	int existed = stat(path, &sb) == 0;
 
 	load_t l = { .now = (uint32_t)now };
 	dnsnap_cache_opts_t o;
@@ -283,8 +303,16 @@ int cmd_load(int argc, char **argv)
 	fputc('\n', stderr);
 	if (l.used == 0) {
 		fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
-			base ? "the snapshot is unchanged" : "no snapshot written");
+			existed ? "the snapshot is unchanged" : "no snapshot written");
 		rc = EXIT_NONE;
+		goto out;
+	}
+	/* the writers' lock, then the base: the merge keeps the live entries of
+	 * what SNAP holds now, another writer's work published meanwhile too */
+	if (lock_snap("load", path, wait, &lk) ||
+	    (stat(path, &sb) == 0 && open_snap("load", path, &base)) ||
+	    (base != NULL && !drop && base_damaged(path, base))) {
+		rc = EXIT_USAGE;
 		goto out;
 	}
 	dnsnap_snap_write_stats_t st = { 0 };
@@ -308,6 +336,7 @@ int cmd_load(int argc, char **argv)
 		rc = EXIT_USAGE; /* published without them, but the old file was damaged */
 out:
 	dnsnap_snap_close(base);
+	dnsnap_snap_unlock(lk);
 	dnsnap_cache_free(l.c);
 	free(l.scratch);
 	return rc;

@@ -403,7 +403,7 @@ static int cmd_purge(int argc, char **argv)
 	const char *path = NULL;
 	filter_t f = { 0 };
 	int expired = 0, dry = 0, drop = 0;
-	unsigned long long now = (unsigned long long)time(NULL);
+	unsigned long long now = (unsigned long long)time(NULL), wait = WAIT_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		int r = filter_arg("purge", &f, argc, argv, &i);
 		if (r == EXIT_USAGE)
@@ -416,7 +416,10 @@ static int cmd_purge(int argc, char **argv)
 			dry = 1;
 		else if (strcmp(argv[i], "--drop-damaged") == 0)
 			drop = 1;
-		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+		else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+			if (number("purge", "--wait", argv[++i], INT32_MAX, &wait))
+				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
 			if (number("purge", "--now", argv[++i], UINT32_MAX, &now))
 				return EXIT_USAGE;
 		} else if (path == NULL && argv[i][0] != '-')
@@ -431,9 +434,16 @@ static int cmd_purge(int argc, char **argv)
 			    "--expired (to remove everything, delete the file)");
 	if (filter_ready("purge", &f))
 		return EXIT_USAGE;
-	dnsnap_snap_t *s;
-	if (open_snap("purge", path, &s))
+	/* the writers' lock before the snapshot is read: what another writer
+	 * publishes meanwhile is in what this purge filters (--dry-run reads only) */
+	dnsnap_snap_lock_t *lk = NULL;
+	if (!dry && lock_snap("purge", path, wait, &lk))
 		return EXIT_USAGE;
+	dnsnap_snap_t *s;
+	if (open_snap("purge", path, &s)) {
+		dnsnap_snap_unlock(lk);
+		return EXIT_USAGE;
+	}
 	progress_t pg;
 	const dnsnap_progress_t *pr = progress_start(&pg, "purge");
 	/* first count (cheap: no writing), so that nothing matched means no
@@ -449,6 +459,7 @@ static int cmd_purge(int argc, char **argv)
 	if (damaged > 0 && !dry && !drop) {
 		progress_end(&pg);
 		dnsnap_snap_close(s);
+		dnsnap_snap_unlock(lk);
 		return fail("purge", path, "%llu damaged entr%s: the snapshot is unchanged "
 			    "(--drop-damaged writes it without them)", (unsigned long long)damaged,
 			    damaged == 1 ? "y" : "ies");
@@ -477,6 +488,7 @@ static int cmd_purge(int argc, char **argv)
 	}
 	progress_end(&pg);
 	dnsnap_snap_close(s);
+	dnsnap_snap_unlock(lk);
 	if (err != DNSNAP_OK)
 		return fail("purge", path, "%s (%s); the snapshot is unchanged",
 			    pc.d.msg[0] ? pc.d.msg : dnsnap_strerror(err),
@@ -496,8 +508,10 @@ static int cmd_purge(int argc, char **argv)
 
 /*
  * export: the portable stream (or, --format unbound, load_cache text) to -o
- * OUT, written beside it (OUT.tmp.PID) and renamed over it when whole: an
- * existing OUT is never left half-overwritten.
+ * OUT (out_open(): a regular file is written beside it and renamed over it
+ * when whole, so an existing OUT is never left half-overwritten; a device or
+ * FIFO is written in place). OUT naming SNAP itself is refused, and the
+ * binary stream is never written to a terminal.
  */
 static int cmd_export(int argc, char **argv)
 {
@@ -534,27 +548,27 @@ static int cmd_export(int argc, char **argv)
 	if (!unbound && has_now)
 		return fail("export", NULL, "--now is for --format unbound (the stream keeps "
 			    "Inception and Expiry as they are)");
+	if (same_file(path, 0, out, 1))
+		return fail("export", out, "is the snapshot being exported (%s); not overwriting "
+			    "it", path);
 	dnsnap_snap_t *s;
 	if (open_snap("export", path, &s))
 		return EXIT_USAGE;
-	char tmp[4096];
-	int to_stdout = strcmp(out, "-") == 0;
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-	int fd = to_stdout ? 1 : open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0) {
+	out_file_t o;
+	if (out_open("export", out, !unbound, &o)) {
 		dnsnap_snap_close(s);
-		return fail("export", out, "%s", strerror(errno));
+		return EXIT_USAGE;
 	}
+	int fd = o.fd, closed = 0;
 	dnsnap_diag_t d = { 0 };
 	int err;
 	if (unbound) {
-		FILE *f = to_stdout ? stdout : fdopen(fd, "w");
+		FILE *f = fd == 1 ? stdout : fdopen(fd, "w");
 		unbound_export_stats_t st = { 0 };
 		err = f == NULL ? -errno : unbound_export(s, f, (uint32_t)now, &st, &d);
-		if (f != NULL && (to_stdout ? fflush(f) : fclose(f)) != 0 && err == DNSNAP_OK)
+		if (f != NULL && (fd == 1 ? fflush(f) : fclose(f)) != 0 && err == DNSNAP_OK)
 			err = -errno;
-		if (f != NULL)
-			fd = 1; /* closed with f */
+		closed = f != NULL && fd != 1; /* closed with f */
 		if (err == DNSNAP_OK)
 			fprintf(stderr, "dnsnap export: %s: %llu messages, %llu RRsets (%llu shared); "
 				"left out: %llu expired, %llu CD, %llu tagged, %llu bad, %llu "
@@ -569,13 +583,10 @@ static int cmd_export(int argc, char **argv)
 		progress_end(&pg);
 	}
 	dnsnap_snap_close(s);
-	if (fd != 1 && close(fd) != 0 && err == DNSNAP_OK)
-		err = -errno;
-	if (err == DNSNAP_OK && !to_stdout && rename(tmp, out) != 0)
-		err = -errno;
+	int cerr = out_close(&o, err == DNSNAP_OK, closed);
+	if (err == DNSNAP_OK)
+		err = cerr;
 	if (err != DNSNAP_OK) {
-		if (!to_stdout)
-			unlink(tmp); /* never leave half a stream behind */
 		return fail("export", out, "%s (%s)", d.msg[0] ? d.msg : strerror(-err),
 			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err));
 	}
@@ -585,11 +596,14 @@ static int cmd_export(int argc, char **argv)
 static int cmd_import(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL;
-	unsigned long long now = (unsigned long long)time(NULL);
+	unsigned long long now = (unsigned long long)time(NULL), wait = WAIT_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
 			out = argv[++i];
-		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+		else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+			if (number("import", "--wait", argv[++i], INT32_MAX, &wait))
+				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
 			if (number("import", "--now", argv[++i], UINT32_MAX, &now))
 				return EXIT_USAGE;
 		} else if (in == NULL && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
@@ -599,14 +613,26 @@ static int cmd_import(int argc, char **argv)
 	}
 	if (in == NULL || out == NULL)
 		return fail("import", NULL, "needs a stream (- for stdin) and -o SNAP");
+	if (strcmp(out, "-") == 0)
+		return fail("import", NULL, "the snapshot cannot be standard output");
+	if (same_file(in, 0, out, 1))
+		return fail("import", out, "is the stream being imported (%s); not overwriting it",
+			    strcmp(in, "-") ? in : "standard input");
 	int fd = strcmp(in, "-") == 0 ? 0 : open(in, O_RDONLY);
 	if (fd < 0)
 		return fail("import", in, "%s", strerror(errno));
+	dnsnap_snap_lock_t *lk;
+	if (lock_snap("import", out, wait, &lk)) {
+		if (fd != 0)
+			close(fd);
+		return EXIT_USAGE;
+	}
 	dnsnap_diag_t d = { 0 };
 	progress_t pg;
 	dnsnap_snap_write_stats_t st = { 0 };
 	int err = dnsnap_import(fd, out, (uint32_t)now, progress_start(&pg, "import"), &st, &d);
 	progress_end(&pg);
+	dnsnap_snap_unlock(lk);
 	if (fd != 0)
 		close(fd);
 	if (err != DNSNAP_OK)

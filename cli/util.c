@@ -2,10 +2,12 @@
  * util.c: what the commands share (cli.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +87,113 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 		return 1;
 	fprintf(stderr, "dnsnap %s: %s\n", cmd, d.msg); /* the message names the file */
 	return EXIT_USAGE;
+}
+
+int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,
+	      dnsnap_snap_lock_t **lock)
+{
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_lock(path, (int)wait_seconds, lock, &d);
+	if (err == -EAGAIN)
+		return fail(cmd, path, "another dnsnap is writing it (waited %llu s; see --wait)",
+			    wait_seconds);
+	if (err != DNSNAP_OK)
+		return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
+	return 0;
+}
+
+static int file_id(const char *path, int std_fd, struct stat *st)
+{
+	return strcmp(path, "-") == 0 ? fstat(std_fd, st) : stat(path, st);
+}
+
+int same_file(const char *a, int std_a, const char *b, int std_b)
+{
+	struct stat x, y;
+	return file_id(a, std_a, &x) == 0 && file_id(b, std_b, &y) == 0 && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
+}
+
+/* The file a path finally names, symbolic links followed (a dangling link:
+ * its target), like the library's publishing. @return 0 or -errno */
+static int final_target(const char *path, char *out, size_t cap)
+{
+	char link[4096];
+	if (strlen(path) >= cap)
+		return -ENAMETOOLONG;
+	strcpy(out, path);
+	for (int hops = 0;; hops++) {
+		struct stat st;
+		if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+			return 0;
+		ssize_t n = hops < 40 ? readlink(out, link, sizeof link - 1) : -1;
+		if (n < 0)
+			return hops < 40 ? -errno : -ELOOP;
+		link[n] = 0;
+		char *slash = strrchr(out, '/');
+		size_t dl = link[0] == '/' || slash == NULL ? 0 : (size_t)(slash - out) + 1;
+		if (dl + (size_t)n >= cap)
+			return -ENAMETOOLONG;
+		memcpy(out + dl, link, (size_t)n + 1);
+	}
+}
+
+int out_open(const char *cmd, const char *out, int binary, out_file_t *o)
+{
+	struct stat st, so;
+	*o = (out_file_t){ .fd = -1, .name = out };
+	if (strcmp(out, "-") == 0 || (stat(out, &st) == 0 && fstat(1, &so) == 0 &&
+				      st.st_dev == so.st_dev && st.st_ino == so.st_ino)) {
+		o->fd = 1; /* "-", /dev/stdout, /proc/self/fd/1: never opened anew */
+		if (strcmp(out, "-") == 0)
+			o->name = "standard output";
+	} else if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return fail(cmd, out, "is a directory");
+		o->fd = open(out, O_WRONLY | O_NOCTTY | O_CLOEXEC); /* a FIFO waits for a reader */
+		if (o->fd < 0)
+			return fail(cmd, out, "%s", strerror(errno));
+	} else {
+		int e = final_target(out, o->target, sizeof o->target);
+		if (e != 0)
+			return fail(cmd, out, "%s", strerror(-e));
+		snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
+		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (o->fd < 0)
+			return fail(cmd, out, "%s", strerror(errno));
+		o->replace = 1;
+	}
+	if (binary && isatty(o->fd)) {
+		out_close(o, 0, 0);
+		return fail(cmd, NULL, "%s is a terminal; not writing binary data to it (use -o FILE "
+			    "or a pipe)", o->name);
+	}
+	return 0;
+}
+
+int out_close(out_file_t *o, int ok, int closed)
+{
+	int err = 0;
+	if (o->fd > 1 && !closed && close(o->fd) != 0)
+		err = -errno;
+	o->fd = -1;
+	if (!o->replace)
+		return err;
+	struct stat st;
+	/* like a snapshot: the replaced file's mode (and owner, where permitted) */
+	if (ok && err == 0 && stat(o->target, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (chown(o->tmp, st.st_uid, st.st_gid) != 0 && errno == EPERM &&
+		    chown(o->tmp, (uid_t)-1, st.st_gid) != 0) {
+			/* not permitted: the file stays ours */
+		}
+		if (chmod(o->tmp, st.st_mode & 07777) != 0)
+			err = -errno;
+	}
+	if (ok && err == 0 && rename(o->tmp, o->target) != 0)
+		err = -errno;
+	if (!ok || err != 0)
+		unlink(o->tmp); /* never leave half a stream behind */
+	return err;
 }
 
 int slurp(const char *path, uint8_t **out, size_t *out_len)

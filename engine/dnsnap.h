@@ -247,13 +247,23 @@ typedef struct dnsnap_snap_write_stats {
 
 /**
  * Write the live entries of @p c (those not expired at @p now) to @p path.
- * The file is written beside it (PATH.tmp.PID, mode 0600), synced, then
- * renamed over @p path: @p path always holds a whole snapshot, the old or
- * the new. The cache keeps answering and inserting meanwhile: each shard is
+ * The file is written beside it (TARGET.tmp.PID), synced, then renamed over
+ * @p path: @p path always holds a whole snapshot, the old or the new.
+ *
+ * Publishing (every writer: this, dnsnap_snap_merge(), dnsnap_snapw_commit(),
+ * dnsnap_import()): a symbolic link at @p path is followed, the temporary is
+ * written beside its final target (TARGET) and renamed over that target, so
+ * the link stays a link. The new file takes the replaced file's mode and, where
+ * permitted, its owner and group (a chown the process may not make is skipped);
+ * a new file is mode 0600. A @p path that exists and is not a regular file (a
+ * device, a FIFO, a socket, a directory) is refused: DNSNAP_EINVAL.
+ * Two writers of one path: see dnsnap_snap_lock().
+ *
+ * The cache keeps answering and inserting meanwhile: each shard is
  * copied under its read lock, then written without locks.
- * @return DNSNAP_OK, DNSNAP_ELMDB, DNSNAP_ENOMEM, or -errno (disk full:
- *         -ENOSPC, -EFBIG) with diag naming the file; on error no temporary
- *         file is left and @p path is untouched
+ * @return DNSNAP_OK, DNSNAP_ELMDB, DNSNAP_ENOMEM, DNSNAP_EINVAL, or -errno
+ *         (disk full: -ENOSPC, -EFBIG) with diag naming the file; on error no
+ *         temporary file is left and @p path is untouched
  */
 int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *diag);
@@ -278,7 +288,9 @@ int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, 
  */
 typedef struct dnsnap_snapw dnsnap_snapw_t;
 
-/** Start writing PATH.tmp.PID. @return DNSNAP_OK, DNSNAP_ENOMEM, DNSNAP_ELMDB, -errno */
+/** Start writing TARGET.tmp.PID (see dnsnap_snap_write() on publishing).
+ * @return DNSNAP_OK, DNSNAP_ENOMEM, DNSNAP_ELMDB, DNSNAP_EINVAL (@p path is not
+ * a regular file), -errno */
 int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *diag);
 
 /**
@@ -298,6 +310,43 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats,
 
 /** Give up: remove the temporary, free @p w. @p path is untouched. Accepts NULL. */
 void dnsnap_snapw_abort(dnsnap_snapw_t *w);
+
+/**
+ * The writers' lock: a read-modify-write of a snapshot (merge into it, filter
+ * it, replace it) holds it from before it opens the old file until after it
+ * published the new one, so that two writers at once never lose one's
+ * changes:
+ *
+ *     dnsnap_snap_lock(path, 60, &lk, &d);
+ *     dnsnap_snap_open(path, &base, &d);    (if it exists)
+ *     dnsnap_snap_merge(c, base, path, now, &st, &d);
+ *     dnsnap_snap_close(base);
+ *     dnsnap_snap_unlock(lk);
+ *
+ * It is an exclusive flock(2) on the file @p path finally names (symbolic
+ * links followed), or on that file's directory while it does not exist;
+ * after locking, the path is checked to still name what was locked (a writer
+ * that published meanwhile renamed a new file over it), else it locks again.
+ * No lock file is created. Readers (dnsnap_snap_open()) never lock; the lock
+ * is advisory: it excludes writers that take it (every dnsnap command that
+ * rewrites a snapshot does), threads of one process included (each lock is
+ * an open file of its own). It covers one publish: once the new file is
+ * renamed over the path, the path names a file nobody holds, so write once
+ * per lock. Released by dnsnap_snap_unlock(), or when the process exits.
+ *
+ * @param wait_seconds  how long to wait for another writer: 0 = not at all,
+ *                      negative = without bound
+ * @return DNSNAP_OK; -EAGAIN when another writer held it all that time (diag:
+ *         "PATH: another dnsnap is writing it"); DNSNAP_EINVAL when @p path
+ *         exists and is not a regular file; -errno (no access, ...)
+ */
+typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
+
+int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **out,
+		     dnsnap_diag_t *diag);
+
+/** Release the lock and free @p lock. Accepts NULL. */
+void dnsnap_snap_unlock(dnsnap_snap_lock_t *lock);
 
 /**
  * Open and map a snapshot read-only (O(1) in entries; the file is never

@@ -5,11 +5,12 @@
  *
  * The live entries are copied out of the cache shard by shard (lookups go
  * on), sorted by key, appended with MDB_APPEND into a file beside the target
- * (PATH.tmp.PID, mode 0600, no lock file), meta record last; then synced,
+ * (TARGET.tmp.PID, mode 0600, no lock file), meta record last; then synced,
  * the 24-byte trailer (a checksum of every byte before it) appended and
- * synced, and the file renamed over PATH, the directory synced. A crash at
- * any point leaves PATH as it was; the next write removes temporaries whose
- * writer is dead.
+ * synced, the replaced file's mode, owner and group given to it, and the file
+ * renamed over TARGET, the directory synced. TARGET is the file PATH finally
+ * names (a symbolic link stays a link). A crash at any point leaves PATH as
+ * it was; the next write removes temporaries whose writer is dead.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +37,7 @@
 #include "dnsnap.h"
 #include "record.h"
 #include "snap_internal.h"
+#include "snap_path.h"
 
 #define COMMIT_BYTES (64u << 20)   /* bound each write transaction's dirty pages */
 
@@ -219,7 +221,8 @@ struct dnsnap_snapw {
 	int failed;
 	size_t prev_len;
 	uint8_t prev[DNSNAP_KEY_MAX];
-	char *path;              /* points into tmp's allocation */
+	char *path;              /* as given (messages); points into tmp's allocation */
+	char *target;            /* the file it finally names (renamed over); ditto */
 	char tmp[];
 };
 
@@ -259,18 +262,28 @@ int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
 	if (path == NULL || out == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	size_t pl = strlen(path);
-	if (pl > 4000)
-		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: path too long", path);
-	dnsnap_snapw_t *w = dnsnap_calloc(1, sizeof *w + 2 * pl + 40);
+	char target[4096];
+	int e = pl > 4000 ? -ENAMETOOLONG : dnsnap__path_target(path, target, 4000);
+	if (e != 0)
+		return dnsnap__diag(d, e == -ENAMETOOLONG ? DNSNAP_EINVAL : e, 0, "%s: %s", path,
+				    e == -ENAMETOOLONG ? "path too long" : strerror(-e));
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: not a regular file: a snapshot is "
+				    "written beside its path and renamed over it", path);
+	size_t gl = strlen(target);
+	dnsnap_snapw_t *w = dnsnap_calloc(1, sizeof *w + pl + 2 * gl + 42);
 	if (w == NULL || (w->xs = XXH3_createState()) == NULL) {
 		dnsnap_free(w);
 		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
 	}
 	XXH3_64bits_reset(w->xs);
-	int tl = snprintf(w->tmp, pl + 40, "%s.tmp.%ld", path, (long)getpid());
+	int tl = snprintf(w->tmp, gl + 40, "%s.tmp.%ld", target, (long)getpid());
 	w->path = w->tmp + tl + 1;
 	memcpy(w->path, path, pl + 1);
-	remove_stale(path);
+	w->target = w->path + pl + 1;
+	memcpy(w->target, target, gl + 1);
+	remove_stale(target);
 	unlink(w->tmp);
 	w->psize = (size_t)sysconf(_SC_PAGESIZE);
 	w->mapsize = 2 * MAP_HEADROOM;
@@ -361,6 +374,26 @@ void dnsnap_snapw_abort(dnsnap_snapw_t *w)
 	dnsnap_free(w);
 }
 
+/* Give the temporary the mode, owner and group of the file it replaces (a
+ * resolver running as another user must still read it). A chown the process
+ * may not make (EPERM: not root) is skipped, the group alone tried. A new
+ * file keeps the temporary's 0600. */
+static int keep_access(int fd, const dnsnap_snapw_t *w, dnsnap_diag_t *d)
+{
+	struct stat st;
+	if (stat(w->target, &st) != 0 || !S_ISREG(st.st_mode))
+		return DNSNAP_OK;
+	if (fchown(fd, st.st_uid, st.st_gid) != 0) {
+		if (errno != EPERM)
+			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->tmp, strerror(errno));
+		if (fchown(fd, (uid_t)-1, st.st_gid) != 0 && errno != EPERM)
+			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->tmp, strerror(errno));
+	}
+	if (fchmod(fd, st.st_mode & 07777) != 0)
+		return dnsnap__diag(d, -errno, 0, "%s: chmod: %s", w->tmp, strerror(errno));
+	return DNSNAP_OK;
+}
+
 int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
 {
 	if (w == NULL)
@@ -392,16 +425,18 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dns
 			struct stat st;
 			if (err == DNSNAP_OK && fstat(fd, &st) == 0)
 				size = (uint64_t)st.st_size;
+			if (err == DNSNAP_OK)
+				err = keep_access(fd, w, d);
 			close(fd);
 		}
 	}
-	if (err == DNSNAP_OK && rename(w->tmp, w->path) != 0)
+	if (err == DNSNAP_OK && rename(w->tmp, w->target) != 0)
 		err = dnsnap__diag(d, -errno, 0, "%s: rename: %s", w->path, strerror(errno));
 	if (err != DNSNAP_OK) {
 		dnsnap_snapw_abort(w);
 		return err;
 	}
-	sync_dir(w->path);
+	sync_dir(w->target);
 	if (stats != NULL) {
 		stats->entries = w->n;
 		stats->entry_bytes = w->bytes;
