@@ -237,6 +237,22 @@ static void test_a_file_of_one_page_is_cut_short(void **state)
 	assert_null(s);
 }
 
+static void test_what_is_not_a_regular_file_is_refused_at_once(void **state)
+{
+	(void)state;
+	dnsnap_snap_t *s = NULL;
+	dnsnap_diag_t d;
+	assert_int_equal(mkfifo(path("fifo"), 0600), 0); /* opening must not wait for a writer */
+	assert_int_equal(dnsnap_snap_open(path("fifo"), &s, &d), DNSNAP_EMAGIC);
+	assert_non_null(strstr(d.msg, "not a regular file"));
+	assert_int_equal(dnsnap_snap_open(dir, &s, &d), DNSNAP_EMAGIC);
+	assert_non_null(strstr(d.msg, "a directory"));
+	spit(path("empty"), (const uint8_t *)"", 0, O_TRUNC);
+	assert_int_equal(dnsnap_snap_open(path("empty"), &s, &d), DNSNAP_EMAGIC);
+	assert_non_null(strstr(d.msg, "an empty file"));
+	assert_null(s);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -257,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_a_file_cut_under_the_map_gives_misses_not_sigbus),
 		cmocka_unit_test(test_a_file_overwritten_in_place_never_answers_wrong),
 		cmocka_unit_test(test_a_file_of_one_page_is_cut_short),
+		cmocka_unit_test(test_what_is_not_a_regular_file_is_refused_at_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
