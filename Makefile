@@ -29,6 +29,14 @@ PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmo
 # ...and those of the peer benchmark (make bench-peers installs them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils
 PEERS_NAMES ?= 100000
+# ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
+# the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
+PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
+CROSS_BUILD = build-s390x
+CROSS_ROOT  = $(CURDIR)/$(CROSS_BUILD)/sysroot
+CROSS_FLAGS = -isystem $(CROSS_ROOT)/usr/include -isystem $(CROSS_ROOT)/usr/include/s390x-linux-gnu \
+	      -L$(CROSS_ROOT)/usr/lib/s390x-linux-gnu -Wl,-rpath-link,$(CROSS_ROOT)/usr/lib/s390x-linux-gnu \
+	      -L$(CROSS_ROOT)/lib/s390x-linux-gnu -Wl,-rpath-link,$(CROSS_ROOT)/lib/s390x-linux-gnu
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -54,7 +62,7 @@ FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
-.PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench bench-peers \
+.PHONY: all deps run test test-unit test-e2e test-cross test-crash fuzz asan tsan vectors bench bench-peers \
 	install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -109,6 +117,15 @@ tsan:                                              ## the threaded tests under T
 		build-tsan/bin/test_cache build-tsan/bin/test_snap_reliability
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_reliability
+
+# The same rules, another compiler and tree: BUILD=build-s390x, no jemalloc.
+test-cross:                                        ## unit tests on big-endian s390x (qemu-user)
+	$(call install_missing,$(PKGS_CROSS),make test-cross)
+	tests/cross/sysroot.sh $(CROSS_BUILD)
+	$(MAKE) --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc AR=s390x-linux-gnu-ar \
+		JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
+		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN))
+	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)
 
 test-crash: $(BUILD)/bin/test_snap_reliability     ## 60 SIGKILL-while-writing trials
 	DNSNAP_CRASH_TRIALS=60 $(BUILD)/bin/test_snap_reliability
@@ -228,4 +245,5 @@ $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve_reply.c cli/serve.h 
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< cli/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \
+	   -name '*.d' -type f -print 2>/dev/null)
