@@ -118,13 +118,15 @@ tsan:                                              ## the threaded tests under T
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_reliability
 
-# The same rules, another compiler and tree: BUILD=build-s390x, no jemalloc.
-test-cross:                                        ## unit tests on big-endian s390x (qemu-user)
+# The same rules, another compiler and tree: BUILD=build-s390x, jemalloc only where the rules
+# name it (resolver_demo).
+test-cross:                                        ## unit and CLI tests on big-endian s390x (qemu-user)
 	$(call install_missing,$(PKGS_CROSS),make test-cross)
 	tests/cross/sysroot.sh $(CROSS_BUILD)
 	$(MAKE) --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc AR=s390x-linux-gnu-ar \
 		JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
-		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN))
+		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
+		$(BUILD)/mkquery $(BUILD)/resolver_demo)
 	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)
 
 test-crash: $(BUILD)/bin/test_snap_reliability     ## 60 SIGKILL-while-writing trials

@@ -1,9 +1,11 @@
 #!/bin/sh
-# Run each cross-built unit test under qemu-user, from the repository root (the
-# tests read spec/vectors). Usage: tests/cross/run.sh BUILD QEMU SYSROOT
-# One line per test binary, then one line "N passed, N failed"; exits non-zero on
-# any failure. A failing test's output is kept in BUILD/log/TEST.log (its last
-# lines are printed).
+# Run the cross-built tests under qemu-user, from the repository root (the tests
+# read spec/vectors). Usage: tests/cross/run.sh BUILD QEMU SYSROOT
+# Each unit test binary, then the CLI tests (tests/cli) against BUILD's programs
+# through wrappers in BUILD/qemu that run them under QEMU; not test_install.sh,
+# which builds and installs with the host's compiler. One line per test, then one
+# line "N passed, N failed"; exits non-zero on any failure. A failing test's
+# output is kept in BUILD/log/TEST.log.
 set -u
 build=$1
 qemu=$2
@@ -11,22 +13,40 @@ sysroot=$3
 pass=0
 fail=0
 failed=""
-mkdir -p "$build/log"
-for t in "$build"/bin/test_*; do
-	[ -x "$t" ] || continue
-	name=$(basename "$t")
+mkdir -p "$build/log" "$build/qemu"
+
+check() { # name, command...
+	name=$1
+	shift
 	log=$build/log/$name.log
 	start=$(date +%s)
-	if "$qemu" -L "$sysroot" "$t" >"$log" 2>&1; then
+	if "$@" >"$log" 2>&1; then
 		pass=$((pass + 1))
 		echo "ok     $name ($(($(date +%s) - start)) s)"
 	else
 		fail=$((fail + 1))
 		failed="$failed $name"
 		echo "FAILED $name ($(($(date +%s) - start)) s), $log:"
-		grep -E '^\[  (FAILED|ERROR)|^\[  PASSED|Failure|rror' "$log" | head -20 | sed 's/^/    /'
+		grep -E '^\[  (FAILED|ERROR)|^\[   LINE|^not ok|^#' "$log" | head -20 | sed 's/^/    /'
 	fi
+}
+
+for t in "$build"/bin/test_*; do
+	[ -x "$t" ] || continue
+	check "$(basename "$t")" "$qemu" -L "$sysroot" "$t"
 done
+
+here=$(pwd)
+for p in dnsnap mkcaptures mkquery resolver_demo; do
+	printf '#!/bin/sh\nexec %s -L "%s" "%s/%s/%s" "$@"\n' "$qemu" "$sysroot" "$here" "$build" "$p" \
+		>"$build/qemu/$p"
+	chmod +x "$build/qemu/$p"
+done
+for t in tests/cli/test_*.sh; do
+	[ "$(basename "$t")" = test_install.sh ] && continue
+	check "$(basename "$t")" sh "$t" "$build/qemu"
+done
+
 echo
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed"
