@@ -123,7 +123,7 @@ tsan:                                              ## the threaded tests under T
 test-cross:                                        ## unit and CLI tests on big-endian s390x (qemu-user)
 	$(call install_missing,$(PKGS_CROSS),make test-cross)
 	tests/cross/sysroot.sh $(CROSS_BUILD)
-	$(MAKE) --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc AR=s390x-linux-gnu-ar \
+	$(MAKE) -s --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc AR=s390x-linux-gnu-ar \
 		JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
 		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
 		$(BUILD)/mkquery $(BUILD)/resolver_demo)
