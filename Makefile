@@ -34,9 +34,10 @@ PEERS_NAMES ?= 100000
 PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
 CROSS_BUILD = build-s390x
 CROSS_ROOT  = $(CURDIR)/$(CROSS_BUILD)/sysroot
-CROSS_FLAGS = -isystem $(CROSS_ROOT)/usr/include -isystem $(CROSS_ROOT)/usr/include/s390x-linux-gnu \
-	      -L$(CROSS_ROOT)/usr/lib/s390x-linux-gnu -Wl,-rpath-link,$(CROSS_ROOT)/usr/lib/s390x-linux-gnu \
-	      -L$(CROSS_ROOT)/lib/s390x-linux-gnu -Wl,-rpath-link,$(CROSS_ROOT)/lib/s390x-linux-gnu
+CROSS_FLAGS = -isystem $(CROSS_ROOT)/usr/include \
+	      -isystem $(CROSS_ROOT)/usr/include/s390x-linux-gnu \
+	      $(foreach d,usr/lib lib,-L$(CROSS_ROOT)/$(d)/s390x-linux-gnu \
+				      -Wl,-rpath-link,$(CROSS_ROOT)/$(d)/s390x-linux-gnu)
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -62,8 +63,8 @@ FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
-.PHONY: all deps run test test-unit test-e2e test-cross test-crash fuzz asan tsan vectors bench bench-peers \
-	install uninstall clean help
+.PHONY: all deps run test test-unit test-e2e test-cross test-crash fuzz asan tsan vectors bench \
+	bench-peers install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -120,11 +121,11 @@ tsan:                                              ## the threaded tests under T
 
 # The same rules, another compiler and tree: BUILD=build-s390x, jemalloc only where the rules
 # name it (resolver_demo).
-test-cross:                                        ## unit and CLI tests on big-endian s390x (qemu-user)
+test-cross:                                        ## unit and CLI tests on big-endian s390x, qemu
 	$(call install_missing,$(PKGS_CROSS),make test-cross)
 	tests/cross/sysroot.sh $(CROSS_BUILD)
-	$(MAKE) -s --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc AR=s390x-linux-gnu-ar \
-		JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
+	$(MAKE) -s --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc \
+		AR=s390x-linux-gnu-ar JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
 		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
 		$(BUILD)/mkquery $(BUILD)/resolver_demo)
 	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)

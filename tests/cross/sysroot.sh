@@ -1,5 +1,5 @@
 #!/bin/sh
-# A sysroot of Debian's s390x builds of the libraries the unit tests link, for
+# A sysroot of Debian's s390x builds of the libraries the tests link, for
 # make test-cross. Usage: tests/cross/sysroot.sh DIR (e.g. build-s390x)
 #
 # The host's dpkg is left as it is (no dpkg --add-architecture): apt-get runs with
@@ -9,8 +9,9 @@
 # sysroot is kept, with the list it was made from, until that list changes.
 set -eu
 dir=${1:-build-s390x}
-# The -dev packages the tests build against (jemalloc: resolver_demo); their libraries (libssl3 for
-# ldns, libdbus for libpcap, ...) and glibc come in as dependencies.
+# The -dev packages the tests build against (jemalloc: resolver_demo); their
+# libraries (libssl3 for ldns, libdbus for libpcap, ...) and glibc come in as
+# dependencies.
 want="liblmdb-dev libzstd-dev libxxhash-dev libcmocka-dev libldns-dev libpcap-dev libjemalloc-dev"
 # Never unpacked: the cross compiler brings glibc's headers and crt files
 # (libc6-dev-s390x-cross), and two sets of them would clash; the rest are tools
@@ -35,7 +36,8 @@ set -- -o APT::Architecture=s390x -o APT::Architectures::=s390x \
 echo "test-cross: apt-get update (s390x lists in $apt)"
 apt-get "$@" -qq update
 pkgs=$(apt-cache "$@" depends --recurse --no-recommends --no-suggests --no-conflicts \
-	--no-breaks --no-replaces --no-enhances --no-pre-depends $want | grep -v '^ ' | grep -v '^<' | sort -u)
+	--no-breaks --no-replaces --no-enhances --no-pre-depends $want |
+	grep -v -e '^ ' -e '^<' | sort -u)
 keep=""
 for p in $pkgs; do
 	case " $(echo $skip) " in *" $p "*) continue ;; esac
