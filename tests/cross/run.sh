@@ -31,6 +31,20 @@ check() { # name, command...
 	fi
 }
 
+# big_endian_s390 FILE...: each an ELF of class 64, big-endian (EI_DATA 2), machine
+# EM_S390 (22): what runs below is the build for the other byte order, not the host's.
+big_endian_s390() {
+	for f in "$@"; do
+		h=$(od -A n -t u1 -N 20 "$f" | tr -s ' \n' '  ')
+		case "$h" in
+		" 127 69 76 70 2 2 "*" 0 22 ") ;;
+		*) echo "$f: not a big-endian s390x ELF:$h"; return 1 ;;
+		esac
+	done
+}
+check big-endian-elf big_endian_s390 "$build"/bin/test_* "$build"/dnsnap "$build"/mkcaptures \
+	"$build"/mkquery "$build"/resolver_demo
+
 for t in "$build"/bin/test_*; do
 	[ -x "$t" ] || continue
 	check "$(basename "$t")" "$qemu" -L "$sysroot" "$t"

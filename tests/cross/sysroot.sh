@@ -33,6 +33,8 @@ set -- -o APT::Architecture=s390x -o APT::Architectures::=s390x \
 	-o Dir::State="$apt" -o Dir::State::Lists="$apt/lists" \
 	-o Dir::State::status="$apt/status" -o Dir::Cache="$apt/cache" \
 	-o APT::Sandbox::User=root
+# what the host's dpkg has before, to check below that it has exactly that after
+foreign=$(dpkg --print-foreign-architectures | sort | tr '\n' ' ')
 echo "test-cross: apt-get update (s390x lists in $apt)"
 apt-get "$@" -qq update
 pkgs=$(apt-cache "$@" depends --recurse --no-recommends --no-suggests --no-conflicts \
@@ -53,4 +55,8 @@ for p in $keep; do
 	[ -n "$deb" ] || { echo "test-cross: no .deb for $p" >&2; exit 1; }
 	dpkg -x "$deb" "$sysroot"
 done
+if [ "$(dpkg --print-foreign-architectures | sort | tr '\n' ' ')" != "$foreign" ]; then
+	echo "test-cross: the host's dpkg architectures changed (was: '$foreign')" >&2
+	exit 1
+fi
 echo "$want" > "$stamp"
