@@ -121,13 +121,14 @@ tsan:                                              ## the threaded tests under T
 
 # The same rules, another compiler and tree: BUILD=build-s390x, jemalloc only where the rules
 # name it (resolver_demo).
-test-cross:                                        ## unit and CLI tests on big-endian s390x, qemu
+test-cross:                                        ## unit, fuzz-seed, CLI tests on big-endian s390x
 	$(call install_missing,$(PKGS_CROSS),make test-cross)
 	tests/cross/sysroot.sh $(CROSS_BUILD)
 	$(MAKE) -s --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc \
 		AR=s390x-linux-gnu-ar JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
 		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/resolver_demo)
+		$(BUILD)/mkquery $(BUILD)/resolver_demo $(BUILD)/mkcorpus) \
+		$(patsubst tests/fuzz/%.c,$(CROSS_BUILD)/replay/%,$(FUZZ_SRC))
 	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)
 
 test-crash: $(BUILD)/bin/test_snap_reliability     ## 60 SIGKILL-while-writing trials
@@ -234,6 +235,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) cli/unbound.c \
 		$(ENGINE_SRC) cli/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -lldns -o $@
+
+# A fuzz target without libFuzzer, run over its seeds (make test-cross: gcc for s390x).
+$(BUILD)/replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/cross/replay.o $(HELP_OBJ) \
+		   $(BUILD)/libdnsnap.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
 # The capture decoder is CLI code over libpcap: no library, its own sources.
 $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.h tests/helpers/guard.c

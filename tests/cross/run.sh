@@ -1,7 +1,8 @@
 #!/bin/sh
 # Run the cross-built tests under qemu-user, from the repository root (the tests
 # read spec/vectors). Usage: tests/cross/run.sh BUILD QEMU SYSROOT
-# Each unit test binary, then the CLI tests (tests/cli) against BUILD's programs
+# Each unit test binary, each fuzz target over its seeds (tests/cross/replay.c
+# in place of libFuzzer), then the CLI tests (tests/cli) against BUILD's programs
 # through wrappers in BUILD/qemu that run them under QEMU; not test_install.sh,
 # which builds and installs with the host's compiler. One line per test, then one
 # line "N passed, N failed"; exits non-zero on any failure. A failing test's
@@ -27,7 +28,8 @@ check() { # name, command...
 		fail=$((fail + 1))
 		failed="$failed $name"
 		echo "FAILED $name ($(($(date +%s) - start)) s), $log:"
-		grep -E '^\[  (FAILED|ERROR)|^\[   LINE|^not ok|^#' "$log" | head -20 | sed 's/^/    /'
+		{ grep -E '^\[  (FAILED|ERROR)|^\[   LINE|^not ok|^#' "$log" || tail -5 "$log"; } |
+			head -20 | sed 's/^/    /'
 	fi
 }
 
@@ -42,12 +44,25 @@ big_endian_s390() {
 		esac
 	done
 }
-check big-endian-elf big_endian_s390 "$build"/bin/test_* "$build"/dnsnap "$build"/mkcaptures \
-	"$build"/mkquery "$build"/resolver_demo
+check big-endian-elf big_endian_s390 "$build"/bin/test_* "$build"/replay/fuzz_* "$build"/dnsnap \
+	"$build"/mkcaptures "$build"/mkquery "$build"/resolver_demo "$build"/mkcorpus
 
 for t in "$build"/bin/test_*; do
 	[ -x "$t" ] || continue
 	check "$(basename "$t")" "$qemu" -L "$sysroot" "$t"
+done
+
+# Each fuzz target (built without libFuzzer) over the seeds make test gives it:
+# the vectors, mkcorpus's messages and tests/fuzz/seeds/TARGET.
+seeds=$(mktemp -d)
+trap 'rm -rf "$seeds"' EXIT
+check mkcorpus "$qemu" -L "$sysroot" "$build/mkcorpus" "$seeds"
+for f in "$build"/replay/fuzz_*; do
+	[ -x "$f" ] || continue
+	own=tests/fuzz/seeds/$(basename "$f")
+	[ -d "$own" ] || own=
+	check "$(basename "$f")-seeds" "$qemu" -L "$sysroot" "$f" spec/vectors/valid \
+		spec/vectors/invalid "$seeds" $own
 done
 
 here=$(pwd)
