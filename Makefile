@@ -29,6 +29,15 @@ PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmo
 # ...and those of the peer benchmark (make bench-peers installs them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils
 PEERS_NAMES ?= 100000
+# ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
+# the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
+PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
+CROSS_BUILD = build-s390x
+CROSS_ROOT  = $(CURDIR)/$(CROSS_BUILD)/sysroot
+CROSS_FLAGS = -isystem $(CROSS_ROOT)/usr/include \
+	      -isystem $(CROSS_ROOT)/usr/include/s390x-linux-gnu \
+	      $(foreach d,usr/lib lib,-L$(CROSS_ROOT)/$(d)/s390x-linux-gnu \
+				      -Wl,-rpath-link,$(CROSS_ROOT)/$(d)/s390x-linux-gnu)
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 ifeq ($(V),1)
@@ -54,8 +63,8 @@ FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
-.PHONY: all deps run test test-unit test-e2e test-crash fuzz asan tsan vectors bench bench-peers \
-	install uninstall clean help
+.PHONY: all deps run test test-unit test-e2e test-cross test-crash fuzz asan tsan vectors bench \
+	bench-peers install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -109,6 +118,18 @@ tsan:                                              ## the threaded tests under T
 		build-tsan/bin/test_cache build-tsan/bin/test_snap_reliability
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_reliability
+
+# The same rules, another compiler and tree: BUILD=build-s390x, jemalloc only where the rules
+# name it (resolver_demo).
+test-cross:                                        ## unit, fuzz-seed, CLI tests on big-endian s390x
+	$(call install_missing,$(PKGS_CROSS),make test-cross)
+	tests/cross/sysroot.sh $(CROSS_BUILD)
+	$(MAKE) -s --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc \
+		AR=s390x-linux-gnu-ar JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
+		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
+		$(BUILD)/mkquery $(BUILD)/resolver_demo $(BUILD)/mkcorpus) \
+		$(patsubst tests/fuzz/%.c,$(CROSS_BUILD)/replay/%,$(FUZZ_SRC))
+	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)
 
 test-crash: $(BUILD)/bin/test_snap_reliability     ## 60 SIGKILL-while-writing trials
 	DNSNAP_CRASH_TRIALS=60 $(BUILD)/bin/test_snap_reliability
@@ -215,6 +236,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) cli/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -lldns -o $@
 
+# A fuzz target without libFuzzer, run over its seeds (make test-cross: gcc for s390x).
+$(BUILD)/replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/cross/replay.o $(HELP_OBJ) \
+		   $(BUILD)/libdnsnap.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
+
 # The capture decoder is CLI code over libpcap: no library, its own sources.
 $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.h tests/helpers/guard.c
 	@mkdir -p $(dir $@)
@@ -228,4 +255,5 @@ $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve_reply.c cli/serve.h 
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< cli/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \
+	   -name '*.d' -type f -print 2>/dev/null)

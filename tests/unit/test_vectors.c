@@ -73,7 +73,8 @@ static size_t list(const char *dir, const char *ext, char names[][128], size_t m
 static char *path(const char *sub, const char *name, const char *ext)
 {
 	static char p[512];
-	snprintf(p, sizeof p, VEC "/%s/%s%s", sub, name, ext);
+	int n = snprintf(p, sizeof p, VEC "/%s/%s%s", sub, name, ext);
+	assert_true(n > 0 && (size_t)n < sizeof p);
 	return p;
 }
 
