@@ -14,8 +14,8 @@
  * scan, never handed out.
  *
  * Reads of the map run under a SIGBUS guard (sigsetjmp in the reading
- * thread, a process-wide handler that jumps back only for faults inside a
- * snapshot map the thread is reading): a file truncated or overwritten in
+ * thread, a process-wide handler that jumps back only for faults while this
+ * file's reading code runs in that thread): a file truncated or overwritten in
  * place under a running process turns reads into misses, never a crash.
  * Values are copied out of the map inside the guard, and checked and used
  * from the copy, so bytes changing under a reader are never trusted twice.
@@ -95,18 +95,23 @@ struct dnsnap_snap {
 
 typedef struct guard {
 	sigjmp_buf jb;
-	const uint8_t *lo, *hi;
 	struct guard *prev;
 } guard_t;
 
 static _Thread_local guard_t *tl_guard;
 static struct sigaction old_bus;
 
+/*
+ * A guard is armed only while this file's code reads a map (a scan disarms
+ * it around the caller's function), and that code touches nothing else a
+ * SIGBUS can come from: so a SIGBUS while armed is a map read. The fault
+ * address is not compared with the map: qemu-user reports it wrongly, and
+ * the armed region says enough.
+ */
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	guard_t *g = tl_guard;
-	const uint8_t *a = si->si_addr;
-	if (g != NULL && a >= g->lo && a < g->hi) {
+	if (g != NULL) {
 		tl_guard = g->prev;
 		siglongjmp(g->jb, 1);
 	}
@@ -161,8 +166,6 @@ static int guard_fault(dnsnap_snap_t *s)
 	__extension__({                                                         \
 		guard_t g_;                                                     \
 		int r_;                                                         \
-		g_.lo = (s)->map;                                               \
-		g_.hi = (s)->map + (s)->map_len;                                \
 		g_.prev = tl_guard;                                             \
 		if (sigsetjmp(g_.jb, 0) == 0) {                                 \
 			tl_guard = &g_;                                         \
@@ -510,7 +513,10 @@ static int scan_value(scan_t *sc, const uint8_t *p, unsigned i, const uint8_t *n
 	sc->prev = sc->key;
 	sc->prev_len = kl;
 	sc->key = t;
+	guard_t *armed = tl_guard; /* the caller's code runs unguarded */
+	tl_guard = NULL;
 	int stop = sc->fn(sc->arg, sc->prev, kl, sc->entry, elen);
+	tl_guard = armed;
 	if (stop != 0) {
 		sc->ret = stop;
 		return 1;

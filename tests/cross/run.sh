@@ -45,7 +45,8 @@ big_endian_s390() {
 	done
 }
 check big-endian-elf big_endian_s390 "$build"/bin/test_* "$build"/replay/fuzz_* "$build"/dnsnap \
-	"$build"/mkcaptures "$build"/mkquery "$build"/resolver_demo "$build"/mkcorpus
+	"$build"/mkcaptures "$build"/mkquery "$build"/resolver_demo "$build"/mkcorpus \
+	"$build"/mksnapseeds
 
 for t in "$build"/bin/test_*; do
 	[ -x "$t" ] || continue
@@ -66,7 +67,7 @@ for f in "$build"/replay/fuzz_*; do
 done
 
 here=$(pwd)
-for p in dnsnap mkcaptures mkquery resolver_demo; do
+for p in dnsnap mkcaptures mkquery mksnapseeds resolver_demo; do
 	printf '#!/bin/sh\nexec %s -L "%s" "%s/%s/%s" "$@"\n' "$qemu" "$sysroot" "$here" "$build" "$p" \
 		>"$build/qemu/$p"
 	chmod +x "$build/qemu/$p"
