@@ -89,8 +89,14 @@ else
 	echo "not ok - mkcaptures wrote no pcap"; fails=$((fails + 1))
 fi
 
-# a 1.0 snapshot (dnsnap 0.3): refused, both versions named, the way over
+# a 1.0 snapshot (dnsnap 0.3): refused, both versions named, the way over. The
+# vector was written on a little-endian host: where dnsnap writes LMDB's magic
+# (offset 16) the other way round, the file is refused for its byte order.
 expect "a format 1.0 snapshot is refused" 2 "$bin" info spec/vectors/invalid/403-snapshot-format-1.snap
-err_has "naming both versions" "snapshot format 1.0, this dnsnap reads 2.x (export it with the dnsnap that wrote it"
+if [ "$(od -A n -t x1 -j 16 -N 4 "$good" | tr -d ' ')" = dec0efbe ]; then
+	err_has "naming both versions" "snapshot format 1.0, this dnsnap reads 2.x (export it with the dnsnap that wrote it"
+else
+	err_has "naming the byte order" "an LMDB file of a host with the other byte order"
+fi
 
 [ $fails -eq 0 ]
