@@ -85,7 +85,7 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 
 test: deps                                         ## install, build, run every test
 	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/resolver_demo
+		$(BUILD)/mkquery $(BUILD)/resolver_demo $(BUILD)/mksweep
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
@@ -95,13 +95,13 @@ test-e2e: deps                                     ## NSD, Unbound, dig, kdig, d
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
-test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo # what the CLI tests run
+test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo $(BUILD)/mksweep # the CLI tests'
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/mkcaptures build-asan/mkquery build-asan/resolver_demo
+		build-asan/mkcaptures build-asan/mkquery build-asan/resolver_demo build-asan/mksweep
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
 
 # The damage sweep drives the CLI built as `make asan` builds it (CORRUPT_ARGS: e.g.

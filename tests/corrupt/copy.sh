@@ -39,7 +39,8 @@ run() {
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		cls=hang det="over ${SW_TIMEOUT}s"
 	elif [ $rc -ge 128 ] || san "$n.err"; then
-		cls=crash det="exit $rc"
+		cls=crash det="exit $rc$(grep -m1 -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$n.err" |
+			sed 's/^[^:]*: */, /' | cut -c1-100)"
 	elif [ $rc -eq 0 ]; then
 		if cmp -s "$n.out" "$r"; then cls=equal det=-; else cls=wrong det="exit 0, output differs"; fi
 	elif [ $rc -eq 1 ] || [ $rc -eq 2 ]; then
@@ -204,7 +205,7 @@ fi
 
 cd "$SW_WORK" || exit 1
 if [ $bad -eq 1 ]; then
-	rm -rf "$SW_KEEP/$id"
+	rm -rf "${SW_KEEP:?}/$id"
 	mv "$d" "$SW_KEEP/$id"
 	echo "$kind $*" >"$SW_KEEP/$id/damage"
 else

@@ -2,13 +2,14 @@
  * mksweep: the inputs of the damage sweep (tests/corrupt/sweep.sh, make
  * test-corrupt), and the damage itself, reproducibly.
  *
- *   mksweep make DIR [N]
- *       write into DIR (which must exist):
+ *   mksweep make DIR [N [AGE]]
+ *       write into DIR (which must exist), as at AGE seconds (default 0)
+ *       before REALMIX_NOW (so the same names get TTLs AGE seconds lower):
  *       base.snap   N entries (default 2500) of the realistic mix
  *                   (bench/realmix.c) and 24 large ones: TXT RRsets of 3 KB
  *                   to 56 KB and DNSKEY RRsets of 3 KB to 20 KB, values LMDB
  *                   keeps in overflow pages; inserted and written through
- *                   the public API at REALMIX_NOW
+ *                   the public API
  *       names.txt   the sample the sweep asks for: "NAME TYPE" per line,
  *                   20 lines, the large entries' names among them
  *       load.dns    12 more responses of the mix, TCP-framed, for dnsnap load
@@ -32,12 +33,11 @@
 #include "dnsnap.h"
 #include "../../bench/realmix.h"
 
-#define NOW REALMIX_NOW
 #define NBIG 24
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: mksweep make DIR [N]\n"
+	fprintf(stderr, "usage: mksweep make DIR [N [AGE]]\n"
 			"       mksweep plan SIZE SEED FLIPS RUNS\n"
 			"       mksweep apply IN OUT flip OFFSET BIT | run OFFSET LEN BYTESEED | "
 			"trunc LEN\n");
@@ -193,11 +193,11 @@ static void name_text(const uint8_t *w, size_t len, char *out)
 	out[o] = 0;
 }
 
-static int insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, dnsnap_encoded_t *scratch,
-		  const char *what)
+static int insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
+		  dnsnap_encoded_t *scratch, const char *what)
 {
 	dnsnap_diag_t diag = {0};
-	int rc = dnsnap_cache_insert(c, msg, len, NOW, NULL, 0, scratch, &diag);
+	int rc = dnsnap_cache_insert(c, msg, len, now, NULL, 0, scratch, &diag);
 	if (rc != DNSNAP_OK)
 		fprintf(stderr, "mksweep: %s: %s at offset %zu: %s\n", what, dnsnap_strerror(rc),
 			(size_t)diag.offset, diag.msg);
@@ -214,8 +214,9 @@ static FILE *open_in(const char *dir, const char *file)
 	return f;
 }
 
-static int make(const char *dir, size_t n)
+static int make(const char *dir, size_t n, uint32_t age)
 {
+	uint32_t now = REALMIX_NOW - age;
 	static wire_t w;
 	static uint8_t msg[REALMIX_RESPONSE_MAX];
 	dnsnap_cache_t *c = NULL;
@@ -228,17 +229,17 @@ static int make(const char *dir, size_t n)
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		size_t len = realmix_response(i, msg, sizeof msg);
-		rc = insert(c, msg, len, scratch, "a response of the mix");
+		rc = insert(c, msg, len, now, scratch, "a response of the mix");
 	}
 	for (unsigned k = 0; k < NBIG && rc == 0; k++) {
 		big_response(k, bigs[k].type, bigs[k].size, &w);
-		rc = insert(c, w.b, w.n, scratch, "a large response");
+		rc = insert(c, w.b, w.n, now, scratch, "a large response");
 	}
 	char path[4096];
 	snprintf(path, sizeof path, "%s/base.snap", dir);
 	dnsnap_snap_write_stats_t st;
 	dnsnap_diag_t diag = {0};
-	if (rc == 0 && (rc = dnsnap_snap_write(c, path, NOW, &st, &diag)) != DNSNAP_OK)
+	if (rc == 0 && (rc = dnsnap_snap_write(c, path, now, &st, &diag)) != DNSNAP_OK)
 		fprintf(stderr, "mksweep: %s: %s: %s\n", path, dnsnap_strerror(rc), diag.msg);
 	dnsnap_cache_free(c);
 	free(scratch);
@@ -369,8 +370,9 @@ static int apply(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && argc <= 4 && strcmp(argv[1], "make") == 0)
-		return make(argv[2], argc == 4 ? strtoul(argv[3], NULL, 10) : 2500);
+	if (argc >= 3 && argc <= 5 && strcmp(argv[1], "make") == 0)
+		return make(argv[2], argc >= 4 ? strtoul(argv[3], NULL, 10) : 2500,
+			    argc == 5 ? (uint32_t)strtoul(argv[4], NULL, 10) : 0);
 	if (argc == 6 && strcmp(argv[1], "plan") == 0)
 		return plan(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10),
 			    (unsigned)strtoul(argv[4], NULL, 10), (unsigned)strtoul(argv[5], NULL, 10));
