@@ -21,6 +21,8 @@ rm -rf "$d" && mkdir -p "$d" || exit 1
 cd "$d" || exit 1
 : >"$res"
 bad=0
+all=0 # the undamaged copy runs every command: the sweep's check of itself
+[ "$kind" = none ] && all=1
 
 # note CMD CLASS DETAIL
 note() {
@@ -61,11 +63,11 @@ run info "$ref/info" "$bin" info c.snap --now "$now"
 note info $cls "$det"
 run stats "$ref/stats" "$bin" stats c.snap --now "$now"
 note stats $cls "$det"
-if [ $((idx % SW_DUMP_EVERY)) -eq 0 ]; then
+if [ $all -eq 1 ] || [ $((idx % SW_DUMP_EVERY)) -eq 0 ]; then
 	run dump "$ref/dump" "$bin" dump c.snap --now "$now"
 	note dump $cls "$det"
 fi
-if [ $(((idx + SW_DUMP_EVERY / 2) % SW_DUMP_EVERY)) -eq 0 ]; then
+if [ $all -eq 1 ] || [ $(((idx + SW_DUMP_EVERY / 2) % SW_DUMP_EVERY)) -eq 0 ]; then
 	run dumpjson "$ref/dumpjson" "$bin" dump c.snap --json --now "$now"
 	note dump--json $cls "$det"
 fi
@@ -78,7 +80,8 @@ while read -r name type; do
 	k=$((k + 1))
 	case $name in
 	*.overflow.example.) ;;
-	*) [ $((((k - 1 - idx * SW_GETS) % small + small) % small)) -lt "$SW_GETS" ] || continue ;;
+	*) [ $all -eq 1 ] ||
+		[ $((((k - 1 - idx * SW_GETS) % small + small) % small)) -lt "$SW_GETS" ] || continue ;;
 	esac
 	run "get$k" "$ref/get$k" "$bin" get c.snap "$name" "$type" --now "$now"
 	note get $cls "$det${det:+ }($name $type)"
@@ -138,7 +141,7 @@ note load $cls "$det"
 
 # serve, every SW_SERVE_EVERY-th copy: the sample over TCP (answers whole);
 # each answer equal to the undamaged file's, or a miss (REFUSED)
-if [ $(((idx + 1) % SW_SERVE_EVERY)) -eq 0 ]; then
+if [ $all -eq 1 ] || [ $(((idx + 1) % SW_SERVE_EVERY)) -eq 0 ]; then
 	(
 		sh -c 'echo $$ >serve.pid; exec "$@"' sh "$bin" serve c.snap \
 			--listen 127.0.0.1:0 --threads 1 --now "$now" 2>serve.log
