@@ -208,9 +208,16 @@ fi
 
 cd "$SW_WORK" || exit 1
 if [ $bad -eq 1 ]; then
+	# the first SW_KEEP_MAX failing copies with every output (about 3 MB
+	# each); of the others, what the damage was (mksweep apply remakes them)
 	rm -rf "${SW_KEEP:?}/$id"
-	mv "$d" "$SW_KEEP/$id"
+	mkdir -p "$SW_KEEP/$id"
 	echo "$kind $*" >"$SW_KEEP/$id/damage"
+	if [ "$(find "$SW_KEEP" -name c.snap | wc -l)" -lt "$SW_KEEP_MAX" ]; then
+		rm -f "$d/l.snap" "$d/imp.snap"
+		mv "$d"/* "$SW_KEEP/$id/"
+	fi
+	rm -rf "$d"
 else
 	rm -rf "$d"
 fi

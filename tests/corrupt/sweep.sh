@@ -20,12 +20,13 @@
 # over TCP) run on every Nth copy, N printed. --full runs everything on every
 # copy (an hour or so). Pass: no crash (exit status >= 128, or a sanitizer
 # report), no hang, no exit 0 with output other than the undamaged file's, and
-# verify exits 2 on every damaged copy. The failing copies are kept. The
+# verify exits 2 on every damaged copy. The failing copies are kept (the first
+# --keep-max, default 50, with every output; of the rest, the damage). The
 # table counts runs: one a copy, but for get, one a name asked.
 #
 # Usage: tests/corrupt/sweep.sh BUILD [--seed S] [--flips N] [--runs N]
 #        [--entries N] [--gets N] [--dump-every N] [--serve-every N]
-#        [--jobs N] [--timeout S] [--keep DIR] [--full]
+#        [--jobs N] [--timeout S] [--keep DIR] [--keep-max N] [--full]
 # Exit status: 0 all passed, 1 a failure (listed), 2 the sweep itself failed.
 set -u
 usage() {
@@ -35,7 +36,7 @@ usage() {
 [ $# -ge 1 ] || usage
 build=$1
 shift
-seed=1 flips=1000 runs=200 entries=2000 gets=1 dump_every=10 serve_every=10 jobs=2 to=60
+seed=1 flips=1000 runs=200 entries=2000 gets=1 dump_every=20 serve_every=10 jobs=2 to=30 keep_max=50
 keep=$build/corrupt-failures
 full=0
 while [ $# -gt 0 ]; do
@@ -50,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2 ;;
 	--timeout) to=$2 ;;
 	--keep) keep=$2 ;;
+	--keep-max) keep_max=$2 ;;
 	--full) full=1; shift; continue ;;
 	*) usage ;;
 	esac
@@ -129,8 +131,8 @@ echo "sweep: every copy: info, stats, get of $((k - small)) large names and $get
 	"others in turn, export, verify, purge --dry-run, load; dump and dump --json: 1 copy" \
 	"in $dump_every each; serve: 1 copy in $serve_every"
 SW_BIN=$bin SW_MKSWEEP=$build/mksweep SW_MKQUERY=$build/mkquery SW_WORK=$work SW_KEEP=$keep
-SW_NOW=$now SW_TIMEOUT=$to SW_GETS=$gets SW_DUMP_EVERY=$dump_every SW_SERVE_EVERY=$serve_every
-export SW_BIN SW_MKSWEEP SW_MKQUERY SW_WORK SW_KEEP SW_NOW SW_TIMEOUT SW_GETS SW_DUMP_EVERY \
+SW_KEEP_MAX=$keep_max SW_NOW=$now SW_TIMEOUT=$to SW_GETS=$gets SW_DUMP_EVERY=$dump_every SW_SERVE_EVERY=$serve_every
+export SW_BIN SW_MKSWEEP SW_MKQUERY SW_WORK SW_KEEP SW_KEEP_MAX SW_NOW SW_TIMEOUT SW_GETS SW_DUMP_EVERY \
 	SW_SERVE_EVERY
 xargs -P "$jobs" -L 1 sh "$here/tests/corrupt/copy.sh" <plan
 cat res/* >results
@@ -168,15 +170,19 @@ bad=$(awk '$4 == "crash" || $4 == "hang" || $4 == "wrong"' results | sort)
 if [ -n "$bad" ]; then
 	fails=1
 	echo
-	echo "failures (copy damage command class detail); copies kept in $keep:"
 	echo "$bad" | while read -r cid kind cmd cls det; do
 		echo "  $cid $(cat "$keep/$cid/damage" 2>/dev/null || echo "$kind"): $cmd $cls: $det"
-	done
+	done >"$keep/failures.txt"
+	n=$(wc -l <"$keep/failures.txt")
+	echo "failures (copy damage: command class detail), the first 100 of $n; all in" \
+		"$keep/failures.txt, the copies (with each command's output) in $keep:"
+	head -100 "$keep/failures.txt"
 	echo "  (the undamaged file is $keep/base.snap: $build/mksweep apply $keep/base.snap OUT" \
 		"DAMAGE makes a copy again)"
 	cp base.snap "$keep/base.snap" 2>/dev/null
 fi
 echo
-echo "sweep: seed $seed, $ncopies copies in $((t1 - t0)) s: $(echo "$bad" | grep -c .) failures"
+echo "sweep: seed $seed, $ncopies copies in $((t1 - t0)) s: $(echo "$bad" | grep -c .) failures" \
+	"in $(echo "$bad" | awk 'NF { print $1 }' | sort -u | wc -l) copies"
 [ $fails -eq 0 ] && rmdir "$keep" 2>/dev/null
 [ $fails -eq 0 ]
