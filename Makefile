@@ -95,7 +95,8 @@ test-e2e: deps                                     ## NSD, Unbound, dig, kdig, d
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
-test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo $(BUILD)/mksweep # the CLI tests'
+# what the CLI tests run
+test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/resolver_demo $(BUILD)/mksweep
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
@@ -106,7 +107,7 @@ asan:                                              ## unit and CLI tests under A
 
 # The damage sweep drives the CLI built as `make asan` builds it (CORRUPT_ARGS: e.g.
 # --seed 7 --flips 200; tests/corrupt/sweep.sh --help lists them).
-test-corrupt: deps                                 ## damaged snapshot copies through every command (ASan)
+test-corrupt: deps                                 ## damaged snapshots through every command
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all build-asan/mksweep build-asan/mkquery

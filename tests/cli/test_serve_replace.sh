@@ -33,10 +33,10 @@ for need in "$bin" "$mkq" "$mks"; do
 	[ -x "$need" ] || { echo "not ok - $need is not built (make test builds it)"; exit 1; }
 done
 
-# A: served; B: copied over A in place (fewer entries, 20 s older); C: published
+# A: served; B: copied over A in place (more entries, a larger file, 20 s older); C: published
 # by rename (40 s older). The names asked: A's sample, the large ones among them.
 mkdir "$T/a" "$T/b" "$T/c"
-"$mks" make "$T/a" 2000 >/dev/null && "$mks" make "$T/b" 1500 20 >/dev/null &&
+"$mks" make "$T/a" 2000 >/dev/null && "$mks" make "$T/b" 3000 20 >/dev/null &&
 	"$mks" make "$T/c" 1200 40 >/dev/null || { echo "not ok - mksweep make"; exit 1; }
 k=0
 : >"$T/queries"
@@ -167,7 +167,8 @@ set -- $(judge "$T/during" "$T/ans.a")
 ok_if "truncate to 0: every reply is A's or REFUSED ($2 misses, $3 other)" \
 	[ "${1:-0}" -ge $((20 * nq)) ] && [ "${3:-1}" -eq 0 ]
 wait_changed
-ok_if "truncate: logged \"changed in place\" once" [ "$(grep -c "changed in place" "$T/log")" -eq 1 ]
+ok_if "truncate: logged \"changed in place\" once" \
+	[ "$(grep -c "changed in place" "$T/log")" -eq 1 ]
 stop
 ok_if "truncate: SIGTERM, exit 0 (got $rc)" [ "$rc" -eq 0 ]
 ok_if "truncate: no sanitizer report" sh -c "! grep -q 'Sanitizer\|runtime error:' '$T/log'"

@@ -118,7 +118,8 @@ done
 kill -TERM "$(cat serve.pid)"
 wait
 [ "$(cat serve.rc)" = 0 ] || refail "serve (exit $(cat serve.rc))"
-{ [ "$(grep -c . serve)" -eq "$k" ] && ! grep -q none serve; } || refail "serve (not every query answered)"
+{ [ "$(grep -c . serve)" -eq "$k" ] && ! grep -q none serve; } ||
+	refail "serve (not every query answered)"
 cd "$work" || exit 2
 
 # ----------------------------------------------------------------- copies
@@ -131,9 +132,10 @@ echo "sweep: every copy: info, stats, get of $((k - small)) large names and $get
 	"others in turn, export, verify, purge --dry-run, load; dump and dump --json: 1 copy" \
 	"in $dump_every each; serve: 1 copy in $serve_every"
 SW_BIN=$bin SW_MKSWEEP=$build/mksweep SW_MKQUERY=$build/mkquery SW_WORK=$work SW_KEEP=$keep
-SW_KEEP_MAX=$keep_max SW_NOW=$now SW_TIMEOUT=$to SW_GETS=$gets SW_DUMP_EVERY=$dump_every SW_SERVE_EVERY=$serve_every
-export SW_BIN SW_MKSWEEP SW_MKQUERY SW_WORK SW_KEEP SW_KEEP_MAX SW_NOW SW_TIMEOUT SW_GETS SW_DUMP_EVERY \
-	SW_SERVE_EVERY
+SW_KEEP_MAX=$keep_max SW_NOW=$now SW_TIMEOUT=$to SW_GETS=$gets SW_DUMP_EVERY=$dump_every
+SW_SERVE_EVERY=$serve_every
+export SW_BIN SW_MKSWEEP SW_MKQUERY SW_WORK SW_KEEP SW_KEEP_MAX SW_NOW SW_TIMEOUT SW_GETS \
+	SW_DUMP_EVERY SW_SERVE_EVERY
 xargs -P "$jobs" -L 1 sh "$here/tests/corrupt/copy.sh" <plan
 cat res/* >results
 t1=$(date +%s)
