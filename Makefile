@@ -63,7 +63,7 @@ FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
-.PHONY: all deps run test test-unit test-e2e test-cross test-crash fuzz asan tsan vectors bench \
+.PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
 	bench-peers install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -94,7 +94,7 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 
 test: deps                                         ## install, build, run every test
 	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo
+		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo $(BUILD)/mksweep
 	$(MAKE) --no-print-directory fuzz
 	tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
@@ -104,14 +104,25 @@ test-e2e: deps                                     ## NSD, Unbound, dig, kdig, d
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	tests/run.sh $(BUILD) 0
-test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo # what the CLI tests run
+# what the CLI tests run
+test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
+	$(BUILD)/mksweep
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo
+		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo \
+		build-asan/mksweep
 	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
+
+# The damage sweep drives the CLI built as `make asan` builds it (CORRUPT_ARGS: e.g.
+# --seed 7 --flips 200; tests/corrupt/sweep.sh --help lists them).
+test-corrupt: deps                                 ## damaged snapshots through every command
+	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
+		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+		all build-asan/mksweep build-asan/mkquery
+	tests/corrupt/sweep.sh build-asan $(CORRUPT_ARGS)
 
 tsan:                                              ## the threaded tests under TSan
 	$(MAKE) --no-print-directory BUILD=build-tsan JEMALLOC= OPT="-O1 -fsanitize=thread" \
@@ -194,6 +205,11 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
+
+# The sweep's generator writes the realistic mix (bench/realmix.c) through the library.
+$(BUILD)/mksweep: $(BUILD)/tests/helpers/mksweep.o $(BUILD)/bench/realmix.o $(BUILD)/bench/mix.o \
+		  $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) $(JEMALLOC) -o $@
 
 $(BUILD)/bench_encode: $(BUILD)/bench/bench_encode.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
