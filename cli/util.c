@@ -114,30 +114,6 @@ int same_file(const char *a, int std_a, const char *b, int std_b)
 	       x.st_ino == y.st_ino;
 }
 
-/* The file a path finally names, symbolic links followed (a dangling link:
- * its target), like the library's publishing. @return 0 or -errno */
-static int final_target(const char *path, char *out, size_t cap)
-{
-	char link[4096];
-	if (strlen(path) >= cap)
-		return -ENAMETOOLONG;
-	strcpy(out, path);
-	for (int hops = 0;; hops++) {
-		struct stat st;
-		if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
-			return 0;
-		ssize_t n = hops < 40 ? readlink(out, link, sizeof link - 1) : -1;
-		if (n < 0)
-			return hops < 40 ? -errno : -ELOOP;
-		link[n] = 0;
-		char *slash = strrchr(out, '/');
-		size_t dl = link[0] == '/' || slash == NULL ? 0 : (size_t)(slash - out) + 1;
-		if (dl + (size_t)n >= cap)
-			return -ENAMETOOLONG;
-		memcpy(out + dl, link, (size_t)n + 1);
-	}
-}
-
 int out_open(const char *cmd, const char *out, int binary, out_file_t *o)
 {
 	struct stat st, so;
@@ -154,7 +130,7 @@ int out_open(const char *cmd, const char *out, int binary, out_file_t *o)
 		if (o->fd < 0)
 			return fail(cmd, out, "%s", strerror(errno));
 	} else {
-		int e = final_target(out, o->target, sizeof o->target);
+		int e = dnsnap_path_target(out, o->target, sizeof o->target);
 		if (e != 0)
 			return fail(cmd, out, "%s", strerror(-e));
 		snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());

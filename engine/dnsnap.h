@@ -342,6 +342,15 @@ void dnsnap_snapw_abort(dnsnap_snapw_t *w);
  */
 typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
 
+/**
+ * The file @p path finally names: symbolic links followed (at most 40 hops),
+ * a relative link read from its link's directory. The file need not exist
+ * (a dangling link gives its target). Publishing writes its temporary beside
+ * this file and renames over it, so a link stays a link; the lock is taken
+ * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
+ */
+int dnsnap_path_target(const char *path, char *out, size_t cap);
+
 int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **out,
 		     dnsnap_diag_t *diag);
 

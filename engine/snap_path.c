@@ -24,11 +24,10 @@
 #include "../format/internal.h"
 #include "alloc.h"
 #include "dnsnap.h"
-#include "snap_path.h"
 
 #define PATH_CAP 4096
 
-int dnsnap__path_target(const char *path, char *out, size_t cap)
+int dnsnap_path_target(const char *path, char *out, size_t cap)
 {
 	char cur[PATH_CAP], link[PATH_CAP];
 	size_t len = strlen(path);
@@ -108,7 +107,7 @@ static int still_names(const char *path, const char *target, int fd, int on_dir)
 {
 	char now[PATH_CAP];
 	struct stat held, st;
-	if (dnsnap__path_target(path, now, sizeof now) != 0 || strcmp(now, target) != 0 ||
+	if (dnsnap_path_target(path, now, sizeof now) != 0 || strcmp(now, target) != 0 ||
 	    fstat(fd, &held) != 0)
 		return 0;
 	if (on_dir)
@@ -126,7 +125,7 @@ int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **ou
 	long nap_ns = 5 * 1000 * 1000;
 	for (;;) {
 		char target[PATH_CAP];
-		int on_dir, e = dnsnap__path_target(path, target, sizeof target);
+		int on_dir, e = dnsnap_path_target(path, target, sizeof target);
 		if (e != 0)
 			return dnsnap__diag(d, e, 0, "%s: %s", path, strerror(-e));
 		int fd = open_lockable(path, target, &on_dir, d);

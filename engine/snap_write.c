@@ -37,7 +37,6 @@
 #include "dnsnap.h"
 #include "record.h"
 #include "snap_internal.h"
-#include "snap_path.h"
 
 #define COMMIT_BYTES (64u << 20)   /* bound each write transaction's dirty pages */
 
@@ -263,7 +262,7 @@ int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	size_t pl = strlen(path);
 	char target[4096];
-	int e = pl > 4000 ? -ENAMETOOLONG : dnsnap__path_target(path, target, 4000);
+	int e = pl > 4000 ? -ENAMETOOLONG : dnsnap_path_target(path, target, 4000);
 	if (e != 0)
 		return dnsnap__diag(d, e == -ENAMETOOLONG ? DNSNAP_EINVAL : e, 0, "%s: %s", path,
 				    e == -ENAMETOOLONG ? "path too long" : strerror(-e));
