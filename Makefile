@@ -138,7 +138,8 @@ test-cross:                                        ## unit, fuzz-seed, CLI tests
 	$(MAKE) -s --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc \
 		AR=s390x-linux-gnu-ar JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
 		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo $(BUILD)/mkcorpus) \
+		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/mksweep $(BUILD)/resolver_demo \
+		$(BUILD)/mkcorpus) \
 		$(patsubst tests/fuzz/%.c,$(CROSS_BUILD)/replay/%,$(FUZZ_SRC))
 	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)
 

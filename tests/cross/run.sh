@@ -46,7 +46,7 @@ big_endian_s390() {
 }
 check big-endian-elf big_endian_s390 "$build"/bin/test_* "$build"/replay/fuzz_* "$build"/dnsnap \
 	"$build"/mkcaptures "$build"/mkquery "$build"/resolver_demo "$build"/mkcorpus \
-	"$build"/mksnapseeds
+	"$build"/mksnapseeds "$build"/mksweep
 
 for t in "$build"/bin/test_*; do
 	[ -x "$t" ] || continue
@@ -67,7 +67,7 @@ for f in "$build"/replay/fuzz_*; do
 done
 
 here=$(pwd)
-for p in dnsnap mkcaptures mkquery mksnapseeds resolver_demo; do
+for p in dnsnap mkcaptures mkquery mksnapseeds mksweep resolver_demo; do
 	printf '#!/bin/sh\nexec %s -L "%s" "%s/%s/%s" "$@"\n' "$qemu" "$sysroot" "$here" "$build" "$p" \
 		>"$build/qemu/$p"
 	chmod +x "$build/qemu/$p"
