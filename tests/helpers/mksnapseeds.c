@@ -16,6 +16,7 @@
 
 #include "corpus.h"
 #include "dnsnap.h"
+#include "wb.h"
 
 #define NOW 1700000000u
 
@@ -27,15 +28,7 @@ static size_t txt_response(uint8_t *m, const char *name, size_t size)
 	size_t n = 12;
 	memset(m, 0, 12);
 	m[2] = 0x81, m[3] = 0x80, m[5] = 1, m[7] = 1;
-	for (const char *p = name; *p;) {
-		const char *dot = strchr(p, '.');
-		size_t l = dot ? (size_t)(dot - p) : strlen(p);
-		m[n++] = (uint8_t)l;
-		memcpy(m + n, p, l);
-		n += l;
-		p += l + (dot != NULL);
-	}
-	m[n++] = 0;
+	n += wire_name(m + n, name);
 	unsigned type = size ? 16 : 1;
 	size_t strings = (size + 255) / 256, rl = size ? strings * 256 : 4;
 	const uint8_t fixed[] = { 0, (uint8_t)type, 0, 1, 0xc0, 12, 0, (uint8_t)type, 0, 1,

@@ -19,6 +19,15 @@ int tmpdir_make(char *dir, size_t cap, const char *tag)
 	return 0;
 }
 
+const char *tmpdir_path(const char *dir, const char *name)
+{
+	static char p[2][4096];
+	static int k;
+	k ^= 1;
+	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+	return p[k];
+}
+
 int tmpdir_remove(const char *dir)
 {
 	DIR *d = opendir(dir);

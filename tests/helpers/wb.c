@@ -72,6 +72,21 @@ void put_name(wb_t *w, const char *dotted)
 	put_u8(w, 0);
 }
 
+size_t wire_name(uint8_t *out, const char *dotted)
+{
+	size_t n = 0;
+	for (const char *p = dotted; *p;) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot ? (size_t)(dot - p) : strlen(p);
+		out[n++] = (uint8_t)l;
+		memcpy(out + n, p, l);
+		n += l;
+		p += l + (dot != NULL);
+	}
+	out[n++] = 0;
+	return n;
+}
+
 void put_ptr(wb_t *w, size_t off)
 {
 	put_u16(w, 0xc000 | (unsigned)off);

@@ -26,6 +26,9 @@ void put_label(wb_t *w, unsigned len, char fill);
 void put_labels(wb_t *w, const char *dotted);
 /** A whole uncompressed name: labels and the root label. */
 void put_name(wb_t *w, const char *dotted);
+/** A dotted name in wire form into @p out (no bounds: a test's own names);
+ * @return its length, the root label included. */
+size_t wire_name(uint8_t *out, const char *dotted);
 /** A compression pointer to @p off. */
 void put_ptr(wb_t *w, size_t off);
 /** Start over with a 12-byte header: ID, flags and the four counts. */

@@ -76,13 +76,9 @@ static dnsnap_cache_t *filled(unsigned gen, uint32_t ttl)
 	return c;
 }
 
-static char *path(const char *name)
+static const char *path(const char *name)
 {
-	static char p[2][128];
-	static int k;
-	k ^= 1;
-	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-	return p[k];
+	return tmpdir_path(dir, name);
 }
 
 static void test_a_written_snapshot_opens_and_answers_every_name(void **state)

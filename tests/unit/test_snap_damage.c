@@ -27,13 +27,9 @@
 static dnsnap_encoded_t scratch;
 static char dir[64];
 
-static char *path(const char *name)
+static const char *path(const char *name)
 {
-	static char p[2][128];
-	static int k;
-	k ^= 1;
-	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-	return p[k];
+	return tmpdir_path(dir, name);
 }
 
 /* A snapshot of n<i>.dmg.example/A -> 10.<gen>.<i>, for i < NAMES. */

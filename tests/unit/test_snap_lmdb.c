@@ -24,19 +24,16 @@
 
 #include "dnsnap.h"
 #include "tmpdir.h"
+#include "wb.h"
 
 #define NOW 1700000000u
 
 static char dir[64];
 static dnsnap_encoded_t scratch;
 
-static char *path(const char *name)
+static const char *path(const char *name)
 {
-	static char p[2][128];
-	static int k;
-	k ^= 1;
-	snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
-	return p[k];
+	return tmpdir_path(dir, name);
 }
 
 /* A response for NAME: an A record, or (big > 0) TXT records of 255-byte
@@ -46,15 +43,7 @@ static size_t response(uint8_t *m, const char *name, unsigned x, size_t big)
 	size_t n = 12;
 	memset(m, 0, 12);
 	m[2] = 0x81, m[3] = 0x80, m[5] = 1;
-	for (const char *p = name; *p;) {
-		const char *dot = strchr(p, '.');
-		size_t l = dot ? (size_t)(dot - p) : strlen(p);
-		m[n++] = (uint8_t)l;
-		memcpy(m + n, p, l);
-		n += l;
-		p += l + (dot != NULL);
-	}
-	m[n++] = 0;
+	n += wire_name(m + n, name);
 	unsigned type = big ? 16 : 1;
 	m[n++] = 0, m[n++] = (uint8_t)type, m[n++] = 0, m[n++] = 1;
 	unsigned rrs = big ? (unsigned)(big / 4096 + 1) : 1;
