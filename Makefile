@@ -7,7 +7,7 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Icli -Itests/helpers -MMD -MP
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -49,14 +49,17 @@ endif
 FORMAT_SRC = $(wildcard format/*.c)
 ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+# Ingest: captures and Unbound's cache text to DNS responses (libpcap, ldns); a library of
+# its own beside libdnsnap, so that what embeds libdnsnap needs neither.
+INGEST_SRC = $(wildcard engine/ingest/*.c)
+INGEST_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INGEST_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
-# Test helpers, and the CLI code the tests share: the printer (vector test,
-# mkquery), the capture decoder (capture test), serve's packet handler (serve
-# test), Unbound's cache text (unbound test).
-HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c cli/capture.c \
-	     cli/serve_reply.c cli/unbound.c
-HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC))
+# Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
+# packet handler: serve test) and the ingest library (capture and unbound tests).
+HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c \
+	     cli/serve_reply.c
+HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC)) $(BUILD)/libdnsnap-ingest.a
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
@@ -197,7 +200,10 @@ $(BUILD)/%.o: %.c
 $(BUILD)/libdnsnap.a: $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/dnsnap: $(CLI_OBJ) $(BUILD)/libdnsnap.a
+$(BUILD)/libdnsnap-ingest.a: $(INGEST_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/dnsnap: $(CLI_OBJ) $(BUILD)/libdnsnap-ingest.a $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_CLI) -o $@
 
 $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
@@ -241,15 +247,15 @@ $(BUILD)/peers_mkzone: $(BUILD)/bench/peers/mkzone.o $(BUILD)/bench/mix.o
 $(BUILD)/peers_dnsprobe: $(BUILD)/bench/peers/dnsprobe.o
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library and the CLI's dump reader
-# (cli/unbound.c, which parses with ldns) compiled in.
+# Fuzz targets: clang, libFuzzer, ASan+UBSan, the library and Unbound's dump reader
+# (engine/ingest/unbound.c, which parses with ldns) compiled in.
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) cli/unbound.c \
-		 $(wildcard format/*.h engine/*.h cli/unbound.h tests/helpers/*.[ch])
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
+		 $(wildcard format/*.h engine/*.h engine/ingest/unbound.h tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< $(FORMAT_SRC) \
-		$(ENGINE_SRC) cli/unbound.c \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/ingest -Icli -pthread -Wall -Wextra $(WERROR) $< \
+		$(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -lldns -o $@
 
@@ -259,10 +265,12 @@ $(BUILD)/replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/cross/replay.o $(HELP_
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
-# The capture decoder is CLI code over libpcap: no library, its own sources.
-$(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c cli/capture.c cli/capture.h tests/helpers/guard.c
+# The capture decoder needs libpcap and nothing of libdnsnap.
+$(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c engine/ingest/capture.h \
+			    tests/helpers/guard.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Icli -Wall -Wextra $(WERROR) $< cli/capture.c tests/helpers/guard.c \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine/ingest -Wall -Wextra $(WERROR) $< engine/ingest/capture.c \
+		tests/helpers/guard.c \
 		-lpcap -o $@
 
 # serve's packet handler (no sockets) over the library.

@@ -1,5 +1,5 @@
 /*
- * fuzz_capture: the capture decoder (cli/capture.c). The first byte says what
+ * fuzz_capture: the capture decoder (engine/ingest/capture.c). The first byte says what
  * the rest is:
  *  - b % 11 < 10: packets of link type linktypes[b % 11], all fed to one
  *    decoder so that TCP streams build up across them, then capture_finish().

@@ -1,6 +1,6 @@
 /*
  * fuzz_unbound: arbitrary bytes as `unbound-control dump_cache` text, read
- * by unbound_read_stream() (cli/unbound.c) over fmemopen().
+ * by unbound_read_stream() (engine/ingest/unbound.c) over fmemopen().
  *
  * The reader must not crash, must count what it cannot use rather than stop
  * (it returns 0: the input is always read to its end), and every response it
@@ -15,7 +15,7 @@
  * (the unit tests cover lines over UNBOUND_LINE_MAX), and libFuzzer's input
  * size follows the largest seed of all (64 KiB vectors), which made each run
  * parse hundreds of lines with ldns.
- * Link: the format and engine sources, cli/unbound.c, -lldns.
+ * Link: the format and engine sources, engine/ingest/unbound.c, -lldns.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_capture.c: the capture decoder (cli/capture.c). The fixture files of
+ * test_capture.c: the capture decoder (engine/ingest/capture.c). The fixture files of
  * tests/helpers/captures.c, written to a temporary directory and read back
  * with exact counts: which messages come out, byte for byte, and how many of
  * each skip reason; then single packets through capture_packet(), each

@@ -1,5 +1,5 @@
 /*
- * test_unbound.c: Unbound's cache text (cli/unbound.c).
+ * test_unbound.c: Unbound's cache text (engine/ingest/unbound.c).
  *
  * Reading: a real `unbound-control dump_cache` output (unbound 1.17.1, the
  * fixture tests/fixtures/unbound-dump_cache.txt, made by

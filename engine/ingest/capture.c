@@ -1,4 +1,13 @@
 /*
+ * engine/ingest/: how DNS responses get into a cache from outside a resolver.
+ * A library of its own (libdnsnap-ingest.a) beside libdnsnap: it brings
+ * libpcap and ldns, which a resolver embedding libdnsnap does not need. The
+ * tool's load command and the tests use it:
+ * - capture.c (capture.h): DNS messages out of pcap, pcapng and TCP-framed
+ *   files;
+ * - unbound.c (unbound.h): Unbound's dump_cache text to responses, and
+ *   snapshots to its load_cache text.
+ *
  * capture.c: DNS messages out of captures and framed files; see capture.h
  * for what is read and what is counted.
  *
