@@ -130,6 +130,20 @@ void progress_report(void *arg, uint64_t done, uint64_t total);
 /** End the progress line (the last report stays on the terminal). */
 void progress_end(progress_t *pg);
 
+/** Read and encode one DNS response file (demo, encode). @return 0 or EXIT_USAGE */
+int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc);
+
+/* The commands, one file each (cli/CMD.c): argv[0] is the command's name */
+int cmd_demo(int argc, char **argv);
+int cmd_encode(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_purge(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

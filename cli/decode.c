@@ -1,0 +1,42 @@
+/*
+ * decode: a key+entry file back to its fields and records.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "print.h"
+
+int cmd_decode(int argc, char **argv)
+{
+	if (argc != 2)
+		return fail("decode", NULL, "needs one key+entry file");
+	uint8_t *buf;
+	size_t len;
+	int err = slurp(argv[1], &buf, &len);
+	if (err)
+		return fail("decode", argv[1], "%s", strerror(-err));
+	int rc = 0;
+	dnsnap_diag_t d;
+	size_t kl = len >= 2 ? (size_t)(buf[0] | buf[1] << 8) : 0;
+	dnsnap_key_t k;
+	if (len < 2 || len - 2 < kl) {
+		rc = fail("decode", argv[1], "DNSNAP_ETRUNC: file of %zu bytes too short for its key",
+			  len);
+	} else if ((err = dnsnap_key_decode(buf + 2, kl, &k, &d)) != DNSNAP_OK) {
+		rc = fail("decode", argv[1], "%s in the key at offset %zu: %s", dnsnap_errname(err),
+			  d.offset, d.msg);
+	} else if ((err = dnsnap_entry_validate(buf + 2 + kl, len - 2 - kl, &d)) != DNSNAP_OK) {
+		rc = fail("decode", argv[1], "%s in the entry at offset %zu (0x%zx): %s",
+			  dnsnap_errname(err), d.offset, d.offset, d.msg);
+	} else {
+		print_entry(stdout, buf + 2, kl, buf + 2 + kl, len - 2 - kl);
+	}
+	free(buf);
+	return rc;
+}

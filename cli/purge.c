@@ -1,0 +1,161 @@
+/*
+ * purge: remove entries from a snapshot (filtered, expired), republishing it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/*
+ * purge: the entries matching every filter given go; the rest are copied, in
+ * key order, into a new snapshot published over the old (dnsnap_snapw_t).
+ * A --zone or --name purge still walks every key (what stays must be copied)
+ * but tests the prefix first.
+ */
+struct purge_ctx {
+	const filter_t *f;
+	int expired;             /* --expired: only expired entries match */
+	uint32_t now;
+	dnsnap_snapw_t *w;       /* NULL: --dry-run, or counting before writing */
+	uint64_t seen, matched, kept, total;
+	const dnsnap_progress_t *pr;
+	int err;                 /* the writer's, when it stopped the walk */
+	dnsnap_diag_t d;
+};
+
+static int purge_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		     size_t entry_len)
+{
+	struct purge_ctx *pc = arg;
+	dnsnap_key_t k;
+	if (++pc->seen % DNSNAP_PROGRESS_EVERY == 0 && pc->pr != NULL)
+		pc->pr->fn(pc->pr->arg, pc->seen, pc->total);
+	dnsnap_key_decode(key, key_len, &k, NULL); /* checked by the scan */
+	const filter_t *f = pc->f;
+	int match = (f->prefix_len == 0 ||
+		     (key_len >= f->prefix_len && memcmp(key, f->prefix, f->prefix_len) == 0)) &&
+		    filter_match(f, &k) &&
+		    (!pc->expired || (int32_t)(entry_expiry(entry) - pc->now) <= 0);
+	if (match) {
+		pc->matched++;
+		return 0;
+	}
+	pc->kept++;
+	if (pc->w != NULL && (pc->err = dnsnap_snapw_add(pc->w, key, key_len, entry, entry_len,
+							  &pc->d)) != DNSNAP_OK)
+		return 1;
+	return 0;
+}
+
+int cmd_purge(int argc, char **argv)
+{
+	const char *path = NULL;
+	filter_t f = { 0 };
+	int expired = 0, dry = 0, drop = 0;
+	unsigned long long now = (unsigned long long)time(NULL), wait = WAIT_DEFAULT;
+	for (int i = 1; i < argc; i++) {
+		int r = filter_arg("purge", &f, argc, argv, &i);
+		if (r == EXIT_USAGE)
+			return r;
+		if (r == 1)
+			continue;
+		if (strcmp(argv[i], "--expired") == 0)
+			expired = 1;
+		else if (strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(argv[i], "--drop-damaged") == 0)
+			drop = 1;
+		else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
+			if (number("purge", "--wait", argv[++i], INT32_MAX, &wait))
+				return EXIT_USAGE;
+		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
+			if (number("purge", "--now", argv[++i], UINT32_MAX, &now))
+				return EXIT_USAGE;
+		} else if (path == NULL && argv[i][0] != '-')
+			path = argv[i];
+		else
+			return fail("purge", NULL, "unexpected argument: %s", argv[i]);
+	}
+	if (path == NULL)
+		return fail("purge", NULL, "needs a snapshot");
+	if (!expired && f.name == NULL && f.zone == NULL && f.type == NULL && !f.by_tag)
+		return fail("purge", NULL, "needs at least one of --name, --zone, --type, --tag, "
+			    "--expired (to remove everything, delete the file)");
+	if (filter_ready("purge", &f))
+		return EXIT_USAGE;
+	/* the writers' lock before the snapshot is read: what another writer
+	 * publishes meanwhile is in what this purge filters (--dry-run reads only) */
+	dnsnap_snap_lock_t *lk = NULL;
+	if (!dry && lock_snap("purge", path, wait, &lk))
+		return EXIT_USAGE;
+	dnsnap_snap_t *s;
+	if (open_snap("purge", path, &s)) {
+		dnsnap_snap_unlock(lk);
+		return EXIT_USAGE;
+	}
+	progress_t pg;
+	const dnsnap_progress_t *pr = progress_start(&pg, "purge");
+	/* first count (cheap: no writing), so that nothing matched means no
+	 * new file, and the write pass can show a total */
+	struct purge_ctx pc = { .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr };
+	uint64_t damaged = 0;
+	int rc = scan_snap("purge", s, NULL, 0, purge_one, &pc, &damaged);
+	uint64_t total = pc.seen, matched = pc.matched, left = total - matched;
+	int err = DNSNAP_OK;
+	/* damage stops a purge (a damaged branch page can hide good entries:
+	 * rewriting would lose them) unless --drop-damaged asks to write the
+	 * file without them; the exit status is 2 either way */
+	if (damaged > 0 && !dry && !drop) {
+		progress_end(&pg);
+		dnsnap_snap_close(s);
+		dnsnap_snap_unlock(lk);
+		return fail("purge", path, "%llu damaged entr%s: the snapshot is unchanged "
+			    "(--drop-damaged writes it without them)", (unsigned long long)damaged,
+			    damaged == 1 ? "y" : "ies");
+	}
+	if ((rc == 0 || damaged > 0) && matched > 0 && !dry) {
+		pc = (struct purge_ctx){ .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr,
+					 .total = total };
+		err = dnsnap_snapw_begin(path, &pc.w, &pc.d);
+		if (err == DNSNAP_OK) {
+			dnsnap_diag_t sd;
+			err = dnsnap_snap_scan(s, NULL, 0, purge_one, &pc, NULL, &sd);
+			if (err == 1)
+				err = pc.err;
+			else if (err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM)
+				pc.d = sd; /* the file changed under us: publish nothing */
+			else
+				err = DNSNAP_OK; /* no damage, or the damage counted above */
+			if (err == DNSNAP_OK)
+				err = dnsnap_snapw_commit(pc.w, NULL, &pc.d);
+			else
+				dnsnap_snapw_abort(pc.w);
+		}
+		left = pc.kept;
+		if (pr != NULL)
+			pr->fn(pr->arg, pc.seen, total);
+	}
+	progress_end(&pg);
+	dnsnap_snap_close(s);
+	dnsnap_snap_unlock(lk);
+	if (err != DNSNAP_OK)
+		return fail("purge", path, "%s (%s); the snapshot is unchanged",
+			    pc.d.msg[0] ? pc.d.msg : dnsnap_strerror(err),
+			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err));
+	if (rc == EXIT_USAGE && damaged == 0)
+		return rc; /* the walk failed, reported */
+	if (damaged > 0)
+		fprintf(stderr, "dnsnap purge: %s: %llu damaged entr%s %s\n", path,
+			(unsigned long long)damaged, damaged == 1 ? "y" : "ies",
+			dry || !matched ? "found" : "left out of the new file");
+	printf("%s: %s %llu of %llu entries, %llu left\n", path, dry ? "would purge" : "purged",
+	       (unsigned long long)matched, (unsigned long long)total, (unsigned long long)left);
+	if (damaged > 0)
+		return EXIT_USAGE;
+	return matched ? 0 : EXIT_NONE;
+}
