@@ -56,9 +56,10 @@ INGEST_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INGEST_SRC))
 CLI_SRC    = $(wildcard cli/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
-# packet handler: serve test) and the ingest library (capture and unbound tests).
+# packet handler: serve test; the JSON writer, options and times: cli test) and the
+# ingest library (capture and unbound tests).
 HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c \
-	     cli/serve_reply.c
+	     cli/serve_reply.c cli/json.c cli/opt.c cli/util.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC)) $(BUILD)/libdnsnap-ingest.a
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))

@@ -20,6 +20,36 @@
 int fail(const char *cmd, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Options (opt.c): getopt_long with the tool's messages. A command's loop:
+ *   while ((c = opt_next(cmd, argc, argv, "o:", longopts)) != -1)
+ *       switch (c) { ... case OPT_ERROR: default: return EXIT_USAGE; }
+ * then its operands are argv[optind .. argc-1] (opt_operands() counts them).
+ * Options and operands mix in any order; --opt=VALUE and -- work.
+ */
+struct option;
+#define OPT_ERROR (-2)
+
+/** The next option's value (a short letter or a long option's val), -1 at
+ * the end; OPT_ERROR after reporting an unknown option or a missing value. */
+int opt_next(const char *cmd, int argc, char **argv, const char *shortopts,
+	     const struct option *longopts);
+
+/** Check the operands left after the options: at least @p min, at most @p max
+ * (-1: no limit); else report "needs WHAT" or "unexpected argument".
+ * @return how many, or -1 (reported) */
+int opt_operands(const char *cmd, int argc, char **argv, int min, int max, const char *what);
+
+/**
+ * A time option (--now): Unix seconds, ISO 8601 in UTC or with an offset
+ * (2026-11-30T12:00:00Z, 2026-11-30T13:00+01:00, 2026-11-30), or relative to
+ * the clock (+1h, -30m, +90s, -2d, +1w). @return 0 or EXIT_USAGE (reported)
+ */
+int time_arg(const char *cmd, const char *opt, const char *v, uint32_t *out);
+
+/** A Unix time as ISO 8601 UTC ("2026-11-30T12:00:00Z"). */
+void time_iso(uint32_t t, char out[21]);
+
 /** An unsigned decimal of at most @p max (--now, --top ...). @return 0 or EXIT_USAGE */
 int number(const char *cmd, const char *opt, const char *v, unsigned long long max,
 	   unsigned long long *out);

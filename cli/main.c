@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
 	    (strcmp(cmd, "help") == 0 && argc == 2))
 		return help_overview(stdout), 0;
-	for (int i = 2; i < argc; i++) /* before "help CMD": help --help works */
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) /* before "help CMD" */
 		if (strcmp(argv[i], "--help") == 0 && help_command(cmd) != NULL)
 			return fputs(help_command(cmd), stdout), 0;
 	if (strcmp(cmd, "help") == 0) {
