@@ -31,6 +31,7 @@
  * - Query: the caller's ID, RD, the same question, no EDNS.
  */
 #include "mix.h"
+#include "byteorder.h"
 
 #include <string.h>
 
@@ -174,25 +175,19 @@ size_t mix_name(size_t i, uint8_t out[255])
 	return e.name_len;
 }
 
-static void put16(uint8_t *p, unsigned v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 static size_t header_question(uint8_t *buf, const mix_entry_t *e, uint16_t id, unsigned flags,
 			      unsigned ancount)
 {
-	put16(buf, id);
-	put16(buf + 2, flags);
-	put16(buf + 4, 1);
-	put16(buf + 6, ancount);
-	put16(buf + 8, 0);
-	put16(buf + 10, 0);
+	st16be(buf, id);
+	st16be(buf + 2, flags);
+	st16be(buf + 4, 1);
+	st16be(buf + 6, ancount);
+	st16be(buf + 8, 0);
+	st16be(buf + 10, 0);
 	memcpy(buf + 12, e->name, e->name_len);
 	size_t n = 12 + e->name_len;
-	put16(buf + n, e->qtype);
-	put16(buf + n + 2, 1); /* IN */
+	st16be(buf + n, e->qtype);
+	st16be(buf + n + 2, 1); /* IN */
 	return n + 4;
 }
 
@@ -227,12 +222,12 @@ int mix_response(size_t i, uint8_t *buf, size_t cap, size_t *len)
 		}
 		if (cap - n < 12 + rdlen)
 			return -1;
-		put16(buf + n, 0xc00c);
-		put16(buf + n + 2, e.qtype);
-		put16(buf + n + 4, 1);
-		put16(buf + n + 6, e.ttl >> 16);
-		put16(buf + n + 8, e.ttl & 0xffff);
-		put16(buf + n + 10, (unsigned)rdlen);
+		st16be(buf + n, 0xc00c);
+		st16be(buf + n + 2, e.qtype);
+		st16be(buf + n + 4, 1);
+		st16be(buf + n + 6, e.ttl >> 16);
+		st16be(buf + n + 8, e.ttl & 0xffff);
+		st16be(buf + n + 10, (unsigned)rdlen);
 		memcpy(buf + n + 12, rdata, rdlen);
 		n += 12 + rdlen;
 	}

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "serve.h"
+#include "byteorder.h"
 
 #define HDR_LEN 12
 #define F_QR 0x8000u
@@ -44,8 +45,6 @@
 #define RCODE_REFUSED 5
 #define RCODE_BADVERS 16       /* extended: 4 bits in the header, 8 in the OPT */
 
-static inline uint16_t ld16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline void st16(uint8_t *p, unsigned v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 
 /* What an error reply echoes of a query. */
 struct probe {
@@ -58,7 +57,7 @@ struct probe {
 static void probe(const uint8_t *m, size_t len, struct probe *p)
 {
 	memset(p, 0, sizeof *p);
-	if (ld16(m + 4) != 1)
+	if (ld16be(m + 4) != 1)
 		return;
 	size_t i = HDR_LEN;
 	for (;;) { /* plain labels only: a query's name has nothing to point back to */
@@ -74,8 +73,8 @@ static void probe(const uint8_t *m, size_t len, struct probe *p)
 		return;
 	p->qend = i + 5;
 	size_t o = p->qend;
-	if (ld16(m + 6) != 0 || ld16(m + 8) != 0 || ld16(m + 10) == 0 || len - o < 11 ||
-	    m[o] != 0 || ld16(m + o + 1) != TYPE_OPT || len - o - 11 < ld16(m + o + 9))
+	if (ld16be(m + 6) != 0 || ld16be(m + 8) != 0 || ld16be(m + 10) == 0 || len - o < 11 ||
+	    m[o] != 0 || ld16be(m + o + 1) != TYPE_OPT || len - o - 11 < ld16be(m + o + 9))
 		return;
 	p->edns = 1;
 	p->version = m[o + 6];
@@ -90,13 +89,13 @@ static void probe(const uint8_t *m, size_t len, struct probe *p)
 static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcode, int opt,
 			  int ede, uint8_t *out)
 {
-	unsigned qflags = ld16(m + 2);
-	st16(out, ld16(m));
-	st16(out + 2, F_QR | (qflags & (F_OPCODE | F_RD | F_CD)) | F_RA | (rcode & 15));
-	st16(out + 4, p->qend ? 1 : 0);
-	st16(out + 6, 0);
-	st16(out + 8, 0);
-	st16(out + 10, opt ? 1 : 0);
+	unsigned qflags = ld16be(m + 2);
+	st16be(out, ld16be(m));
+	st16be(out + 2, F_QR | (qflags & (F_OPCODE | F_RD | F_CD)) | F_RA | (rcode & 15));
+	st16be(out + 4, p->qend ? 1 : 0);
+	st16be(out + 6, 0);
+	st16be(out + 8, 0);
+	st16be(out + 10, opt ? 1 : 0);
 	size_t n = HDR_LEN;
 	if (p->qend) {
 		memcpy(out + n, m + HDR_LEN, p->qend - HDR_LEN);
@@ -106,17 +105,17 @@ static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcod
 		static const char text[] = SERVE_EDE_TEXT;
 		size_t tl = sizeof text - 1, rdlen = ede ? 4 + 2 + tl : 0;
 		out[n] = 0; /* the root */
-		st16(out + n + 1, TYPE_OPT);
-		st16(out + n + 3, OUR_UDP_SIZE);
+		st16be(out + n + 1, TYPE_OPT);
+		st16be(out + n + 3, OUR_UDP_SIZE);
 		out[n + 5] = (uint8_t)(rcode >> 4); /* EXTENDED-RCODE */
 		out[n + 6] = 0;                     /* VERSION: the one we do */
-		st16(out + n + 7, p->do_bit ? 0x8000 : 0);
-		st16(out + n + 9, (unsigned)rdlen);
+		st16be(out + n + 7, p->do_bit ? 0x8000 : 0);
+		st16be(out + n + 9, (unsigned)rdlen);
 		n += 11;
 		if (ede) {
-			st16(out + n, OPT_EDE);
-			st16(out + n + 2, (unsigned)(2 + tl));
-			st16(out + n + 4, SERVE_EDE_CODE);
+			st16be(out + n, OPT_EDE);
+			st16be(out + n + 2, (unsigned)(2 + tl));
+			st16be(out + n + 4, SERVE_EDE_CODE);
 			memcpy(out + n + 6, text, tl);
 			n += 6 + tl;
 		}

@@ -7,25 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "dnsnap_format.h"
-
-/* Unaligned-safe loads and stores: LMDB values and DNS messages have no alignment. */
-static inline uint16_t ld16le(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static inline uint32_t ld32le(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint16_t ld16be(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t ld32be(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-static inline void st16le(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static inline void st32le(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-static inline void st16be(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 
 /* ASCII lower-casing as a table: one load a byte on the hot paths. */
 extern const uint8_t dnsnap__lower[256];

@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "byteorder.h"
+
 #define QMAX 300
 #define MAX_CONC 1024
 
@@ -59,12 +61,6 @@ static void die(const char *what)
 {
 	perror(what);
 	exit(2);
-}
-
-static void put16(uint8_t *p, unsigned v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
 }
 
 static unsigned get16(const uint8_t *p)
@@ -95,8 +91,8 @@ static int encode(const char *name, const char *type, query_t *q)
 		p += l + (dot != NULL);
 	}
 	q->wire[n++] = 0;
-	put16(q->wire + n, t);
-	put16(q->wire + n + 2, 1);
+	st16be(q->wire + n, t);
+	st16be(q->wire + n + 2, 1);
 	n += 4;
 	memcpy(q->wire + n, opt, sizeof opt);
 	q->len = (uint16_t)(n + sizeof opt);
@@ -247,7 +243,7 @@ static int cmd_lat(unsigned conc, double seconds)
 			/* ID: slot in the low 10 bits, a generation above, so a late
 			 * reply to a slot's earlier query is not taken for this one */
 			uint16_t id = (uint16_t)((++gen & 0x3f) << 10 | s);
-			put16(q->wire, id);
+			st16be(q->wire, id);
 			slots[s] = (struct slot){.sent = now_ns(), .qi = next, .id = id, .busy = 1};
 			if (send(socks[s % NSOCK], q->wire, q->len, 0) < 0 && errno != ECONNREFUSED)
 				die("send");
@@ -316,7 +312,7 @@ static int cmd_first(unsigned interval_us, double seconds, char **cmd)
 			break;
 		if (t >= next_send) {
 			size_t qi = asked % nqueries; /* a new name each time, every one cached */
-			put16(queries[qi].wire, (uint16_t)asked);
+			st16be(queries[qi].wire, (uint16_t)asked);
 			asked_qi[asked % RING] = qi;
 			/* refused before the server binds */
 			send(socks[asked % NSOCK], queries[qi].wire, queries[qi].len, 0);

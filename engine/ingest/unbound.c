@@ -10,6 +10,7 @@
 #include <ldns/ldns.h>
 
 #include "unbound.h"
+#include "byteorder.h"
 
 /* Unbound's numbers (util/data/packed_rrset.h, enum sec_status and
  * enum rrset_trust), as they appear in the text. */
@@ -87,23 +88,6 @@ static int owner_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen
 		if (lower(a[i]) != lower(b[i]))
 			return 0;
 	return 1;
-}
-
-static void put16(uint8_t *p, unsigned v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-}
-
-static unsigned get16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
 }
 
 /* Grow *p (n used of *cap elements of size sz) to hold @p more. 0 or -1. */
@@ -464,10 +448,10 @@ static void set_line(reader_t *r, char *line)
 		goto done;
 	}
 	uint8_t *p = r->cur.rec + r->cur.rec_len;
-	put16(p, type);
-	put16(p + 2, rclass);
-	put32(p + 4, ldns_rr_ttl(rr));
-	put16(p + 8, (unsigned)rdlen);
+	st16be(p, type);
+	st16be(p + 2, rclass);
+	st32be(p + 4, ldns_rr_ttl(rr));
+	st16be(p + 8, (unsigned)rdlen);
 	memcpy(p + 10, ldns_buffer_begin(r->lb), rdlen);
 	r->cur.rec_len += 10 + rdlen;
 	r->cur.n++;
@@ -554,8 +538,8 @@ static size_t msg_build(reader_t *r)
 		return 0;
 	memcpy(o + n, r->qname, r->qname_len);
 	n += r->qname_len;
-	put16(o + n, r->qtype);
-	put16(o + n + 2, r->qclass);
+	st16be(o + n, r->qtype);
+	st16be(o + n + 2, r->qclass);
 	n += 4;
 	for (size_t i = 0, sec = 0; i < r->nrefs; i++) {
 		while (sec < 2 && i >= ends[sec])
@@ -563,7 +547,7 @@ static size_t msg_build(reader_t *r)
 		const rset_t *s = &r->sets[r->refs[i]];
 		size_t p = 0;
 		for (unsigned k = 0; k < s->n; k++) {
-			size_t rl = 10 + get16(s->rec + p + 8);
+			size_t rl = 10 + ld16be(s->rec + p + 8);
 			if (n + s->owner_len + rl > MSG_MAX)
 				return 0;
 			memcpy(o + n, s->owner, s->owner_len);
@@ -573,12 +557,12 @@ static size_t msg_build(reader_t *r)
 			counts[sec]++;
 		}
 	}
-	put16(o, 0);
-	put16(o + 2, flags);
-	put16(o + 4, 1);
-	put16(o + 6, counts[0]);
-	put16(o + 8, counts[1]);
-	put16(o + 10, counts[2]);
+	st16be(o, 0);
+	st16be(o + 2, flags);
+	st16be(o + 4, 1);
+	st16be(o + 6, counts[0]);
+	st16be(o + 8, counts[1]);
+	st16be(o + 10, counts[2]);
 	return n;
 }
 
@@ -900,8 +884,8 @@ static long add_group(exporter_t *x, const xgroup_t *g, int gi, size_t n, uint32
 			nsig++;
 		else
 			nrec++;
-		put16(x->canon + p, rr->type);
-		put16(x->canon + p + 2, (unsigned)rr->rdlen);
+		st16be(x->canon + p, rr->type);
+		st16be(x->canon + p + 2, (unsigned)rr->rdlen);
 		memcpy(x->canon + p + 4, rr->rdata, rr->rdlen);
 		p += 4 + rr->rdlen;
 	}
@@ -1035,7 +1019,7 @@ static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uin
 		e->ttl = rr.ttl > age ? rr.ttl - age : 0;
 		e->type = rr.type;
 		e->rclass = rr.rclass;
-		e->covered = rr.type == TYPE_RRSIG && rr.rdlen >= 2 ? (uint16_t)get16(rr.rdata) : 0;
+		e->covered = rr.type == TYPE_RRSIG && rr.rdlen >= 2 ? (uint16_t)ld16be(rr.rdata) : 0;
 		e->section = (uint8_t)rr.section;
 		e->group = -1;
 	}
@@ -1134,7 +1118,7 @@ static int write_rr(FILE *out, const xset_t *s, uint16_t type, const uint8_t *rd
 	ldns_rr_set_type(rr, (ldns_rr_type)type);
 	ldns_rr_set_class(rr, (ldns_rr_class)s->rclass);
 	ldns_rr_set_ttl(rr, s->ttl);
-	put16(wire, (unsigned)rdlen);
+	st16be(wire, (unsigned)rdlen);
 	memcpy(wire + 2, rdata, rdlen);
 	size_t pos = 0;
 	if (ldns_wire2rdf(rr, wire, 2 + rdlen, &pos) != LDNS_STATUS_OK || pos != 2 + rdlen)
@@ -1169,7 +1153,7 @@ static int write_set(FILE *out, xset_t *s)
 			  s->secure ? UB_TRUST_VALIDATED : s->trust,
 			  s->secure ? UB_SEC_SECURE : 0) < 0;
 	for (size_t p = 0; !bad && p < s->rec_len;) {
-		unsigned type = get16(s->rec + p), rdlen = get16(s->rec + p + 2);
+		unsigned type = ld16be(s->rec + p), rdlen = ld16be(s->rec + p + 2);
 		bad = write_rr(m, s, (uint16_t)type, s->rec + p + 4, rdlen) != 0;
 		p += 4 + rdlen;
 	}

@@ -33,6 +33,7 @@
 #include "../../engine/dnsnap.h"
 #include "serve.h"
 #include "wb.h"
+#include "byteorder.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -160,15 +161,10 @@ static size_t walk_name(const uint8_t *m, size_t len, size_t p)
 	}
 }
 
-static uint16_t ld16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* The end of the question of @p m (QDCOUNT 1 and plain labels), or 0. */
 static size_t question_end(const uint8_t *m, size_t len)
 {
-	if (len < 12 || ld16(m + 4) != 1)
+	if (len < 12 || ld16be(m + 4) != 1)
 		return 0;
 	size_t p = 12;
 	while (p < len && m[p] != 0 && (m[p] & 0xc0) == 0)
@@ -179,8 +175,8 @@ static size_t question_end(const uint8_t *m, size_t len)
 /* Walk the reply; @return the OPT's offset, or 0 when there is none. */
 static size_t walk_reply(const uint8_t *r, size_t len, const uint8_t *q, size_t qlen)
 {
-	unsigned qd = ld16(r + 4);
-	size_t total = (size_t)ld16(r + 6) + ld16(r + 8) + ld16(r + 10);
+	unsigned qd = ld16be(r + 4);
+	size_t total = (size_t)ld16be(r + 6) + ld16be(r + 8) + ld16be(r + 10);
 	size_t p = 12, opt = 0;
 	if (qd > 1)
 		die("reply: more than one question", 4);
@@ -195,8 +191,8 @@ static size_t walk_reply(const uint8_t *r, size_t len, const uint8_t *q, size_t 
 		p = walk_name(r, len, p);
 		if (len - p < 10)
 			die("reply: record header cut", p);
-		uint16_t type = ld16(r + p);
-		size_t rdlen = ld16(r + p + 8);
+		uint16_t type = ld16be(r + p);
+		size_t rdlen = ld16be(r + p + 8);
 		p += 10;
 		if (len - p < rdlen)
 			die("reply: rdata past the end", p);
@@ -205,9 +201,9 @@ static size_t walk_reply(const uint8_t *r, size_t len, const uint8_t *q, size_t 
 				die("reply: misplaced OPT", start);
 			opt = start;
 			for (size_t o = 0; o < rdlen;) {
-				if (rdlen - o < 4 || rdlen - o - 4 < ld16(r + p + o + 2))
+				if (rdlen - o < 4 || rdlen - o - 4 < ld16be(r + p + o + 2))
 					die("reply: OPT options overrun", p + o);
-				o += 4 + (size_t)ld16(r + p + o + 2);
+				o += 4 + (size_t)ld16be(r + p + o + 2);
 			}
 		}
 		p += rdlen;
@@ -220,10 +216,10 @@ static size_t walk_reply(const uint8_t *r, size_t len, const uint8_t *q, size_t 
 /* Whether the OPT at @p opt holds the EDE option with our code. */
 static int has_ede(const uint8_t *r, size_t opt)
 {
-	size_t rdlen = ld16(r + opt + 9), p = opt + 11;
-	for (size_t o = 0; o < rdlen; o += 4 + (size_t)ld16(r + p + o + 2))
-		if (ld16(r + p + o) == 15 && ld16(r + p + o + 2) >= 2 &&
-		    ld16(r + p + o + 4) == SERVE_EDE_CODE)
+	size_t rdlen = ld16be(r + opt + 9), p = opt + 11;
+	for (size_t o = 0; o < rdlen; o += 4 + (size_t)ld16be(r + p + o + 2))
+		if (ld16be(r + p + o) == 15 && ld16be(r + p + o + 2) >= 2 &&
+		    ld16be(r + p + o + 4) == SERVE_EDE_CODE)
 			return 1;
 	return 0;
 }
@@ -270,7 +266,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		die("UDP reply over the client's size", len);
 	if (tcp && (out[2] & 0x02))
 		die("TC over TCP", 2);
-	if (ld16(out) != ld16(msg) || !(out[2] & 0x80) || (out[2] & 0x79) != (msg[2] & 0x79))
+	if (ld16be(out) != ld16be(msg) || !(out[2] & 0x80) || (out[2] & 0x79) != (msg[2] & 0x79))
 		die("reply: ID, QR, OPCODE or RD wrong", 0);
 	size_t opt = walk_reply(out, len, msg, size);
 	unsigned rcode = out[3] & 15, ext = opt ? out[opt + 5] : 0;

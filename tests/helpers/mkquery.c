@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "print.h"
+#include "byteorder.h"
 
 static int usage(void)
 {
@@ -311,8 +312,6 @@ typedef struct blob {
 
 static uint64_t rng_state;
 
-static inline size_t ld16(const uint8_t *p) { return (size_t)(p[0] << 8 | p[1]); }
-static inline void st16(uint8_t *p, unsigned v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 
 /* The end of the question of the query @p q (plain labels), or 0 */
 static size_t question_end(const blob_t *q)
@@ -405,7 +404,7 @@ static unsigned reply_rcode(const uint8_t *r, size_t len)
 	if (len < 12)
 		return 255;
 	unsigned rcode = r[3] & 15;
-	size_t counts[4] = { ld16(r + 4), ld16(r + 6), ld16(r + 8), ld16(r + 10) };
+	size_t counts[4] = { ld16be(r + 4), ld16be(r + 6), ld16be(r + 8), ld16be(r + 10) };
 	size_t p = 12;
 	for (int s = 0; s < 4; s++)
 		for (size_t i = 0; i < counts[s]; i++) {
@@ -420,9 +419,9 @@ static unsigned reply_rcode(const uint8_t *r, size_t len)
 			}
 			if (len < p + 10)
 				return rcode;
-			if (s == 3 && ld16(r + p) == 41) /* OPT: EXTENDED-RCODE is the TTL's first byte */
+			if (s == 3 && ld16be(r + p) == 41) /* OPT: EXTENDED-RCODE is the TTL's first byte */
 				return rcode | (unsigned)r[p + 4] << 4;
-			p += 10 + (size_t)ld16(r + p + 8);
+			p += 10 + (size_t)ld16be(r + p + 8);
 		}
 	return rcode;
 }
@@ -499,9 +498,9 @@ static int cmd_flood(int argc, char **argv)
 		}
 		uint16_t id = (uint16_t)rnd();
 		memcpy(out + olen + (tcp ? 2 : 0), probe.p, probe.len);
-		st16(out + olen + (tcp ? 2 : 0), id);
+		st16be(out + olen + (tcp ? 2 : 0), id);
 		if (tcp) {
-			st16(out + olen, (unsigned)probe.len);
+			st16be(out + olen, (unsigned)probe.len);
 			olen += 2 + probe.len;
 			for (size_t off = 0; off < olen;) {
 				ssize_t k = send(fd, out + off, olen - off, MSG_NOSIGNAL);
@@ -521,7 +520,7 @@ static int cmd_flood(int argc, char **argv)
 			const uint8_t *r;
 			size_t rlen;
 			if (tcp) {
-				while (have < 2 || have - 2 < ld16(in)) {
+				while (have < 2 || have - 2 < ld16be(in)) {
 					ssize_t k = readable(fd, wait) ? recv(fd, in + have, sizeof in - have, 0) : -1;
 					if (k <= 0) {
 						fprintf(stderr, "mkquery: flood: no reply to probe %lu (%s)\n",
@@ -534,7 +533,7 @@ static int cmd_flood(int argc, char **argv)
 				if (rc)
 					break;
 				r = in + 2;
-				rlen = ld16(in);
+				rlen = ld16be(in);
 			} else {
 				ssize_t k = readable(fd, wait) ? recv(fd, in, sizeof in, 0) : -1;
 				if (k < 0) {
@@ -545,8 +544,8 @@ static int cmd_flood(int argc, char **argv)
 				r = in;
 				rlen = (size_t)k;
 			}
-			int is_probe = rlen >= qend && ld16(r) == id && (r[2] & 0x80) &&
-				       ld16(r + 4) == 1 && memcmp(r + 12, probe.p + 12, qend - 12) == 0;
+			int is_probe = rlen >= qend && ld16be(r) == id && (r[2] & 0x80) &&
+				       ld16be(r + 4) == 1 && memcmp(r + 12, probe.p + 12, qend - 12) == 0;
 			if (!is_probe) {
 				replies++;
 				by[reply_rcode(r, rlen) & 255]++;

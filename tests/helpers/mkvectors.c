@@ -34,6 +34,7 @@
 #include "wb.h"
 #include "dnsnap.h"
 #include "print.h"
+#include "byteorder.h"
 
 #define NOW 1700000000u
 
@@ -103,8 +104,6 @@ static size_t rec_at(const vec_t *v, unsigned i)
 	return p;
 }
 
-static void put16(uint8_t *p, unsigned x) { p[0] = (uint8_t)x; p[1] = (uint8_t)(x >> 8); }
-static unsigned get16(const uint8_t *p) { return (unsigned)(p[0] | p[1] << 8); }
 
 static void invalid(const char *name, const vec_t *v, int err, const char *where, size_t off)
 {
@@ -440,12 +439,12 @@ static void invalid_entries(void)
 	invalid("125-owner-target-not-a-name-record", &v, DNSNAP_EFIELD, "entry", r3 + 9);
 
 	v = base(V_A);
-	put16(v.e + 14, 1);
+	st16le(v.e + 14, 1);
 	invalid("107-auth-off-not-on-a-record", &v, DNSNAP_EFIELD, "entry", 14);
 
 	v = base(V_A);
-	put16(v.e + 14, 2);
-	put16(v.e + 16, 1);
+	st16le(v.e + 14, 2);
+	st16le(v.e + 16, 1);
 	invalid("108-section-offsets-out-of-order", &v, DNSNAP_EFIELD, "entry", 14);
 
 	v = base(V_A);
@@ -465,7 +464,7 @@ static void invalid_entries(void)
 	invalid("112-dnssec-records-without-flag", &v, DNSNAP_EFIELD, "entry", 12);
 
 	v = base(V_A);
-	put16(v.e + rec_at(&v, 0) + 3, 41);
+	st16le(v.e + rec_at(&v, 0) + 3, 41);
 	invalid("113-opt-record-stored", &v, DNSNAP_EFIELD, "entry", rec_at(&v, 0) + 3);
 
 	/* extension area: EXT flag, then Ext_Len and TLVs inserted after the header */
@@ -491,9 +490,9 @@ static void invalid_entries(void)
 
 	v = base(V_A);
 	size_t r0 = rec_at(&v, 0);
-	put16(v.e + r0, get16(v.e + r0) - 1);
-	put16(v.e + 14, get16(v.e + 14) - 1); /* the sections end one byte sooner */
-	put16(v.e + 16, get16(v.e + 16) - 1);
+	st16le(v.e + r0, ld16le(v.e + r0) - 1);
+	st16le(v.e + 14, ld16le(v.e + 14) - 1); /* the sections end one byte sooner */
+	st16le(v.e + 16, ld16le(v.e + 16) - 1);
 	v.el--;
 	invalid("117-a-rdata-3-bytes", &v, DNSNAP_ERDATA, "entry", v.el - 3);
 
@@ -503,13 +502,13 @@ static void invalid_entries(void)
 	invalid("118-pointer-in-rdata-name", &v, DNSNAP_ELABEL, "entry", cname_rdata);
 
 	v = base(V_A);
-	put16(v.e + r0, get16(v.e + r0) + 1);
+	st16le(v.e + r0, ld16le(v.e + r0) + 1);
 	invalid("119-record-overruns-entry", &v, DNSNAP_ETRUNC, "entry", r0);
 
 	v = base(V_A);
-	uint32_t inception = (uint32_t)(get16(v.e) | get16(v.e + 2) << 16) - 1;
-	put16(v.e + 4, inception & 0xffff); /* expiry = inception - 1 */
-	put16(v.e + 6, inception >> 16);
+	uint32_t inception = (uint32_t)(ld16le(v.e) | ld16le(v.e + 2) << 16) - 1;
+	st16le(v.e + 4, inception & 0xffff); /* expiry = inception - 1 */
+	st16le(v.e + 6, inception >> 16);
 	invalid("120-expiry-before-inception", &v, DNSNAP_EFIELD, "entry", 4);
 
 	/* referral: NS in authority, glue in additional; the first glue record
@@ -528,7 +527,7 @@ static void invalid_entries(void)
 	v.e[r0 + 9] = 64;
 	memset(v.e + r0 + 10, 'a', 64);
 	v.e[r0 + 74] = 0;
-	put16(v.e + r0, get16(v.e + r0) + 66);
+	st16le(v.e + r0, ld16le(v.e + r0) + 66);
 	v.el += 66;
 	invalid("122-owner-label-over-63", &v, DNSNAP_ELABEL, "entry", r0 + 9);
 
@@ -541,7 +540,7 @@ static void invalid_entries(void)
 		memset(v.e + r0 + 10 + 51 * i, 'a', 50);
 	}
 	v.e[r0 + 9 + 255] = 0;
-	put16(v.e + r0, get16(v.e + r0) + 256);
+	st16le(v.e + r0, ld16le(v.e + r0) + 256);
 	v.el += 256;
 	invalid("123-owner-name-over-255", &v, DNSNAP_ENAME, "entry", r0 + 9 + 4 * 51);
 
@@ -551,27 +550,27 @@ static void invalid_entries(void)
 	invalid("124-records-over-65535", &v, DNSNAP_ETOOBIG, "entry", 18);
 
 	v = base(V_A);
-	put16(v.e + 16, get16(v.e + 16) + 1);
+	st16le(v.e + 16, ld16le(v.e + 16) + 1);
 	invalid("126-addl-off-past-records", &v, DNSNAP_EFIELD, "entry", 16);
 
 	v = base(V_REFERRAL); /* additional starts at the glue; move it into a record */
-	put16(v.e + 16, get16(v.e + 16) + 1);
+	st16le(v.e + 16, ld16le(v.e + 16) + 1);
 	invalid("127-addl-off-not-on-a-record", &v, DNSNAP_EFIELD, "entry", 16);
 
 	v = base(V_A);
 	r0 = rec_at(&v, 0);
 	v.e[r0 + 2] |= DNSNAP_RF_CLASS; /* Class 1 stored: IN must cost no bytes */
 	memmove(v.e + r0 + 7, v.e + r0 + 5, v.el - r0 - 5);
-	put16(v.e + r0 + 5, 1);
-	put16(v.e + r0, get16(v.e + r0) + 2);
-	put16(v.e + 14, get16(v.e + 14) + 2);
-	put16(v.e + 16, get16(v.e + 16) + 2);
+	st16le(v.e + r0 + 5, 1);
+	st16le(v.e + r0, ld16le(v.e + r0) + 2);
+	st16le(v.e + 14, ld16le(v.e + 14) + 2);
+	st16le(v.e + 16, ld16le(v.e + 16) + 2);
 	v.el += 2;
 	invalid("128-class-in-stored", &v, DNSNAP_EFIELD, "entry", r0 + 5);
 
 	v = base(V_A);
 	r0 = rec_at(&v, 0);
-	put16(v.e + r0 + 3, 250);
+	st16le(v.e + r0 + 3, 250);
 	invalid("129-tsig-record-stored", &v, DNSNAP_EFIELD, "entry", r0 + 3);
 
 	v = base(V_A); /* a record of Rec_Len 0 after the A record: no Rec_Flags */
@@ -588,11 +587,11 @@ static void invalid_entries(void)
 		dnsnap_iter_init(&it, v.e, v.el, root, 1);
 		while (dnsnap_iter_next(&it, &rr) == 1 && rr.type != 6)
 			;
-		put16(v.e + rr.offset, get16(v.e + rr.offset) - 1);
-		memmove(v.e + rr.offset + 2 + get16(v.e + rr.offset),
-			v.e + rr.offset + 3 + get16(v.e + rr.offset),
-			v.el - (rr.offset + 3 + get16(v.e + rr.offset)));
-		put16(v.e + 16, get16(v.e + 16) - 1);
+		st16le(v.e + rr.offset, ld16le(v.e + rr.offset) - 1);
+		memmove(v.e + rr.offset + 2 + ld16le(v.e + rr.offset),
+			v.e + rr.offset + 3 + ld16le(v.e + rr.offset),
+			v.el - (rr.offset + 3 + ld16le(v.e + rr.offset)));
+		st16le(v.e + 16, ld16le(v.e + 16) - 1);
 		v.el--;
 		invalid("136-soa-rdata-short", &v, DNSNAP_ERDATA, "entry",
 			(size_t)(rr.rdata - v.e));
@@ -627,7 +626,7 @@ static void invalid_entries(void)
 	 * record 0) puts record 1 in the authority section: its SAME crosses
 	 * sections, found while walking the records, before the offset rule */
 	v = base(V_AAAA);
-	put16(v.e + 14, 1);
+	st16le(v.e + 14, 1);
 	invalid("138-same-after-misaligned-auth-off", &v, DNSNAP_EFIELD, "entry",
 		rec_at(&v, 1) + 2);
 
@@ -656,13 +655,13 @@ static void invalid_entries(void)
 	invalid("141-record-reserved-flag-and-same", &v, DNSNAP_ERESERVED, "entry", r0 + 2);
 
 	v = base(V_A);
-	put16(v.e + r0 + 3, 41);
+	st16le(v.e + r0 + 3, 41);
 	v.e[r0 + 8] |= 0x80;
 	invalid("142-opt-record-with-ttl-over-2-31", &v, DNSNAP_EFIELD, "entry", r0 + 5);
 
 	/* step 10 before step 11 */
 	v = base(V_A);
-	put16(v.e + 14, 1);
+	st16le(v.e + 14, 1);
 	v.e[12] |= DNSNAP_EF_DNSSEC;
 	invalid("143-auth-off-not-on-a-record-dnssec-flag", &v, DNSNAP_EFIELD, "entry", 14);
 
@@ -684,9 +683,9 @@ static void invalid_entries(void)
 	v.e[rdata] = 0xc0;
 	v.e[rdata + 1] = 0x15;
 	v.el -= cut;
-	put16(v.e + r0, get16(v.e + r0) - (unsigned)cut);
-	put16(v.e + 14, get16(v.e + 14) - (unsigned)cut); /* all in answer: both at the end */
-	put16(v.e + 16, get16(v.e + 16) - (unsigned)cut);
+	st16le(v.e + r0, ld16le(v.e + r0) - (unsigned)cut);
+	st16le(v.e + 14, ld16le(v.e + 14) - (unsigned)cut); /* all in answer: both at the end */
+	st16le(v.e + 16, ld16le(v.e + 16) - (unsigned)cut);
 	invalid("144-pointer-in-dname-rdata", &v, DNSNAP_ELABEL, "entry", rdata);
 }
 

@@ -21,6 +21,7 @@
 #include "dnsnap_format.h"
 #include "../helpers/guard.h"
 #include "../helpers/wb.h"
+#include "byteorder.h"
 
 #define NOW 1700000000u
 
@@ -147,11 +148,6 @@ static void expect_ok_at(int line, const wb_t *w, size_t len, dnsnap_encoded_t *
 	if (rc != DNSNAP_OK)
 		fail_msg("line %d: entry fails validation: %s at %zu (\"%.128s\")", line,
 			 ename(rc), d.offset, d.msg);
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static void header_of(const dnsnap_encoded_t *e, dnsnap_hdr_t *h)
@@ -1171,7 +1167,7 @@ static void test_owner_modes_of_a_cname_chain(void **state)
 	assert_ptr_equal(rr[0].owner, k.name);
 	assert_int_equal(rr[1].ttl, 60);
 	assert_int_equal(rr[2].ttl, 60);
-	assert_int_equal(le32(rr[2].rdata), 0x020200c0);
+	assert_int_equal(ld32le(rr[2].rdata), 0x020200c0);
 
 	dnsnap_hdr_t h;
 	header_of(&enc, &h);

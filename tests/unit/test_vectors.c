@@ -28,6 +28,7 @@
 #include "guard.h"
 #include "print.h"
 #include "tmpdir.h"
+#include "byteorder.h"
 
 #define VEC "spec/vectors"
 #define NOW 1700000000u
@@ -253,14 +254,6 @@ static uint8_t *unzstd(const uint8_t *z, size_t zn, size_t *len)
 	return b;
 }
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The stream header's Created_At TLV (type 1) of a decompressed stream. */
 static uint64_t created_at(const uint8_t *raw, size_t rn)
 {
@@ -270,7 +263,7 @@ static uint64_t created_at(const uint8_t *raw, size_t rn)
 	while (o + 3 <= hsize) {
 		size_t len = (size_t)(raw[o + 1] | raw[o + 2] << 8);
 		if (raw[o] == 1 && len == 8 && o + 3 + 8 <= hsize)
-			return le64(raw + o + 3);
+			return ld64le(raw + o + 3);
 		o += 3 + len;
 	}
 	fail_msg("no Created_At in the stream header");
@@ -307,7 +300,7 @@ static void test_valid_streams_import_and_hold_their_entries(void **state)
 		assert_non_null(txt);
 		uint8_t *raw = unzstd(z, zn, &rn);
 		assert_true(rn >= 18);
-		uint64_t count = le64(raw + rn - 16), sum = le64(raw + rn - 8);
+		uint64_t count = ld64le(raw + rn - 16), sum = ld64le(raw + rn - 8);
 
 		dnsnap_diag_t d = { 0 };
 		time_t before = time(NULL);
