@@ -112,7 +112,8 @@ fails=$((fails + tour_fails))
 # log_of TEXT: the log of the first tour line holding TEXT
 log_of() { echo "$tmp/logs/$(grep -F -- "$1" "$tmp/tour.txt" | head -1 | cut -f1)"; }
 l=$(log_of "dnsnap verify cache.snap")
-grep -q "cache.snap: good: 1000 entries" "$l" 2>/dev/null && ok "tour: verify finds 1000 good entries" ||
+grep -q "cache.snap: good: 1000 entries" "$l" 2>/dev/null &&
+	ok "tour: verify finds 1000 good entries" ||
 	not_ok "tour: verify did not print 'good: 1000 entries'" "$l"
 l=$(log_of "resolver_demo start")
 grep -q "1000 hits, 0 misses" "$l" 2>/dev/null && ok "tour: the warm start hits every name" ||
