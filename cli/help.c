@@ -62,20 +62,26 @@ static const struct help helps[] = {
 "  dnsnap decode spec/vectors/valid/001-a.bin\n" },
 
 { "info", "format, creation time, writer, live and expired entries, size",
-"usage: dnsnap info SNAP [--json] [--now T]\n"
+"usage: dnsnap info SNAP... [--json] [--now T]\n"
 "\n"
-"Print what snapshot SNAP says about itself: the format version, when it was\n"
-"written (UTC, ISO 8601), the program that wrote it, the number of entries and\n"
-"how many of them are live and expired at time T, the file size and bytes per\n"
-"entry, and the digest of the entries.\n"
+"Print what each snapshot SNAP says about itself: the format version, when it\n"
+"was written (UTC, ISO 8601), the program that wrote it, the number of entries\n"
+"and how many of them are live and expired at time T (and damaged, if any),\n"
+"the file size and bytes per entry, and the digest of the entries. Several\n"
+"files are printed one after the other, a blank line between them; one that\n"
+"cannot be read is named on standard error and the others are still printed.\n"
 "\n"
 "Options:\n"
-"  --json      one JSON object on one line instead of text\n"
-"  --now T     count live and expired entries at Unix time T (default: now)\n"
+"  --json      one JSON object per file, one per line: file, format,\n"
+"              created_at, writer, entries, live, expired, damaged, file_size,\n"
+"              bytes_per_entry, digest\n"
+"  --now T     count live and expired entries at time T (default: now)\n"
+"\n"
+"Exit status: 0, or 2 when any SNAP was unreadable or had damaged entries.\n"
 "\n"
 "Examples:\n"
 "  dnsnap info /var/lib/resolver/cache.snap\n"
-"  dnsnap info cache.snap --json --now 1700000000\n" },
+"  dnsnap info *.snap --json --now 2026-11-30T12:00:00Z\n" },
 
 { "stats", "entries by type, rcode, kind and tag; histograms; most hit",
 "usage: dnsnap stats SNAP [--json] [--top N] [--now T]\n"
@@ -84,12 +90,13 @@ static const struct help helps[] = {
 "response code, positive and negative (answer, NXDOMAIN, NODATA, referral),\n"
 "with DNSSEC records, and by tag; histograms of the records per entry, the\n"
 "entry size in bytes and the remaining TTL at time T; and the N entries with\n"
-"the most hits.\n"
+"the most hits (entries never hit are not listed: \"no entry has hits\" when\n"
+"none has).\n"
 "\n"
 "Options:\n"
 "  --json      the same as one JSON object\n"
 "  --top N     list the N most-hit entries (default: 10; 0: none)\n"
-"  --now T     remaining TTLs at Unix time T (default: now)\n"
+"  --now T     remaining TTLs at time T (default: now)\n"
 "\n"
 "Examples:\n"
 "  dnsnap stats cache.snap\n"
@@ -147,17 +154,25 @@ static const struct help helps[] = {
 "  dnsnap get cache.snap example.com DNSKEY --do\n" },
 
 { "verify", "the deep check: file checksum, every entry, order, count, digest",
-"usage: dnsnap verify SNAP\n"
+"usage: dnsnap verify SNAP... [--json]\n"
 "\n"
-"Check all of snapshot SNAP: the file checksum, every key and entry validated\n"
-"byte by byte, the keys in order, and the entry count and digest against the\n"
-"meta record. When all pass, print \"SNAP: good: N entries, digest D\";\n"
-"otherwise name the first bad entry and what is wrong on standard error.\n"
+"Check all of each snapshot SNAP: the file checksum, every key and entry\n"
+"validated byte by byte, the keys in order, and the entry count and digest\n"
+"against the meta record. When all pass, print \"SNAP: good: N entries,\n"
+"digest D\"; otherwise say on standard error what is wrong first, and how many\n"
+"entries are damaged and still good.\n"
 "\n"
-"Exit status: 0 good, 2 bad or unreadable.\n"
+"Options:\n"
+"  --json      one JSON object per file, one per line: file, ok (true or\n"
+"              false), entries, good, damaged, bad_pages, digest, and errors:\n"
+"              [{check, code, offset, reason}] (check \"file\": the first\n"
+"              problem found; \"entries\": the first damaged entry)\n"
 "\n"
-"Example:\n"
-"  dnsnap verify /var/lib/resolver/cache.snap\n" },
+"Exit status: 0 every SNAP good, 2 any bad or unreadable.\n"
+"\n"
+"Examples:\n"
+"  dnsnap verify /var/lib/resolver/cache.snap\n"
+"  dnsnap verify --json *.snap\n" },
 
 { "load", "build or extend a snapshot from captured DNS responses",
 "usage: dnsnap load SNAP INPUT... [--port N] [--now T] [--wait S]\n"
@@ -197,7 +212,7 @@ static const struct help helps[] = {
 { "purge", "remove the entries matching filters, publish the rest",
 "usage: dnsnap purge SNAP [--name NAME | --zone ZONE] [--type TYPE] [--tag HEX]\n"
 "                    [--expired] [--now T] [--dry-run] [--wait S]\n"
-"                    [--drop-damaged]\n"
+"                    [--drop-damaged] [--json]\n"
 "\n"
 "Publish a new snapshot SNAP, atomically, without the entries that match every\n"
 "filter given; at least one filter is required. Print how many entries went\n"
@@ -216,6 +231,8 @@ static const struct help helps[] = {
 "                60; 0: fail at once)\n"
 "  --drop-damaged  when SNAP has damaged entries, write it without them\n"
 "              (without this, a damaged SNAP is left as it is)\n"
+"  --json        the result as one JSON object: file, dry_run, matched,\n"
+"                total, left, damaged\n"
 "\n"
 "Exit status: 0 entries removed (or, with --dry-run, would be), 1 nothing\n"
 "matched (SNAP is not rewritten), 2 bad usage or bad data (damaged entries:\n"
