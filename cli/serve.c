@@ -695,15 +695,17 @@ static void reload(struct server *s, dnsnap_snap_t **cur)
 	if (err != DNSNAP_OK) {
 		dnsnap_snap_info(*cur, &in);
 		fprintf(stderr, "dnsnap serve: reload failed: %s; still serving the previous "
-			"snapshot (%llu entries)\n", d.msg, (unsigned long long)in.entry_count);
+			"snapshot (%llu %s)\n", d.msg, (unsigned long long)in.entry_count,
+			plural(in.entry_count, "entry", "entries"));
 		return;
 	}
 	dnsnap_cache_attach(s->cache, fresh, &old);
 	dnsnap_snap_close(old); /* waits for the lookups still in it */
 	*cur = fresh;
 	dnsnap_snap_info(fresh, &in);
-	fprintf(stderr, "dnsnap serve: %s: reloaded: %llu entries, digest %016llx\n", s->path,
-		(unsigned long long)in.entry_count, (unsigned long long)in.digest);
+	fprintf(stderr, "dnsnap serve: %s: reloaded: %llu %s, digest %016llx\n", s->path,
+		(unsigned long long)in.entry_count, plural(in.entry_count, "entry", "entries"),
+		(unsigned long long)in.digest);
 }
 
 static int default_threads(void)
@@ -841,8 +843,9 @@ int cmd_serve(int argc, char **argv)
 	} else {
 		dnsnap_snap_info_t in;
 		dnsnap_snap_info(snap, &in);
-		fprintf(stderr, "dnsnap serve: %s: %llu entries, digest %016llx\n", s->path,
-			(unsigned long long)in.entry_count, (unsigned long long)in.digest);
+		fprintf(stderr, "dnsnap serve: %s: %llu %s, digest %016llx\n", s->path,
+			(unsigned long long)in.entry_count, plural(in.entry_count, "entry", "entries"),
+			(unsigned long long)in.digest);
 		for (int i = 0; i < s->nls; i++)
 			fprintf(stderr, "dnsnap serve: listening on %s (UDP: %d %s; TCP)\n",
 				s->ls[i].text, s->nthreads, plural((uint64_t)s->nthreads, "thread",
