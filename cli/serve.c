@@ -12,7 +12,8 @@
  * - the main thread: signals, through a signalfd (they are blocked in every
  *   thread, so no handler runs): SIGHUP reopens SNAP and swaps it in with
  *   dnsnap_cache_attach() while the workers answer; SIGUSR1 prints the
- *   counters (a line on stderr; with --json, a JSON object on stdout); SIGTERM and SIGINT stop: the workers see the stop flag within
+ *   counters (a line on stderr; with --json, a JSON object on stdout);
+ *   SIGTERM and SIGINT stop: the workers see the stop flag within
  *   RECV_TIMEOUT_MS, the TCP thread at once (an eventfd), all are joined.
  *
  * Answers come from an empty dnsnap cache with the snapshot attached (every
@@ -758,7 +759,8 @@ int cmd_serve(int argc, char **argv)
 			if (time_arg(CMD, "--now", optarg, &now))
 				goto out_free;
 			if (now == 0) {
-				fail(CMD, NULL, "--now: the time 0 is not served (1970-01-01T00:00:00Z)");
+				fail(CMD, NULL, "--now: the time 0 is not served "
+				     "(1970-01-01T00:00:00Z)");
 				goto out_free;
 			}
 			break;
@@ -844,8 +846,8 @@ int cmd_serve(int argc, char **argv)
 		dnsnap_snap_info_t in;
 		dnsnap_snap_info(snap, &in);
 		fprintf(stderr, "dnsnap serve: %s: %llu %s, digest %016llx\n", s->path,
-			(unsigned long long)in.entry_count, plural(in.entry_count, "entry", "entries"),
-			(unsigned long long)in.digest);
+			(unsigned long long)in.entry_count,
+			plural(in.entry_count, "entry", "entries"), (unsigned long long)in.digest);
 		for (int i = 0; i < s->nls; i++)
 			fprintf(stderr, "dnsnap serve: listening on %s (UDP: %d %s; TCP)\n",
 				s->ls[i].text, s->nthreads, plural((uint64_t)s->nthreads, "thread",

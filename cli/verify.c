@@ -98,7 +98,8 @@ static int verify_one(const char *path, int json)
 				 plural(st.bad_pages, "page", "pages"));
 		else if (serr == DNSNAP_OK)
 			snprintf(more, sizeof more, "; its %llu %s read good",
-				 (unsigned long long)st.entries, plural(st.entries, "entry", "entries"));
+				 (unsigned long long)st.entries,
+				 plural(st.entries, "entry", "entries"));
 		return fail("verify", NULL, "%s (%s)%s", d.msg, dnsnap_errname(err), more);
 	}
 	if (!json) {

@@ -68,8 +68,8 @@ expect "purge --json: nothing matched, exit 1" 1 "$bin" purge --json --type AAAA
 	json_ok "purge --json: nothing matched" "d['matched'] == 0 and d['left'] == 1 and \
 d['dry_run'] is False" "$odd"
 expect "purge --json: purged" 0 "$bin" purge --json --type A --now $T "$odd" &&
-	json_ok "purge --json: purged" "d['matched'] == 1 and d['total'] == 1 and d['left'] == 0 and \
-d['dry_run'] is False" "$odd"
+	json_ok "purge --json: purged" "d['matched'] == 1 and d['total'] == 1 and \
+d['left'] == 0 and d['dry_run'] is False" "$odd"
 
 # ------------------------------------------------ several files, one bad
 "$build"/mksnapseeds "$tmp/seeds" >/dev/null || { echo "not ok - mksnapseeds"; exit 1; }
@@ -88,7 +88,8 @@ expect "info: text, two files" 0 "$bin" info --now $T "$one" "$one"
 ok_if "info: text, a blank line between the files" \
 	[ "$(grep -c '^file: ' "$tmp/out")" -eq 2 ] && [ "$(grep -c '^$' "$tmp/out")" -eq 1 ] &&
 	[ "$(sed -n 8p "$tmp/out")" = "file:            $one" ]
-expect "info: a damaged snapshot: exit 2, still printed" 2 "$bin" info --json --now $T "$tmp/bad.snap" &&
+expect "info: a damaged snapshot: exit 2, still printed" 2 "$bin" info --json --now $T \
+	"$tmp/bad.snap" &&
 	json_ok "info: damaged counted" "d['damaged'] == 1 and d['live'] + d['expired'] == 10"
 
 expect "verify --json: one good, one damaged: exit 2" 2 "$bin" verify --json "$good" "$tmp/bad.snap"
@@ -100,12 +101,14 @@ l[1]['errors'][0]['check'] == 'file' and l[1]['errors'][0]['code'] == 'DNSNAP_EC
 'File_Hash' in l[1]['errors'][0]['reason'] and l[1]['errors'][1]['check'] == 'entries' and \
 'Value_Check mismatch' in l[1]['errors'][1]['reason'] and \
 isinstance(l[1]['errors'][1]['offset'], int) and 0 < l[1]['errors'][1]['offset'] <= $off + 100"
-err_has "verify: the damaged file, counted" \
-	"$tmp/bad.snap: the file's bytes do not match the trailer's File_Hash: damaged (DNSNAP_ECHECKSUM); 1 damaged entry (10 good), 0 bad pages"
+err_has "verify: the damaged file, counted" "$tmp/bad.snap: the file's bytes do not match \
+the trailer's File_Hash: damaged (DNSNAP_ECHECKSUM); 1 damaged entry (10 good), 0 bad pages"
 expect "verify: text, the good one still printed" 2 "$bin" verify "$tmp/bad.snap" "$good"
-ok_if "verify: text, the good line" [ "$(cat "$tmp/out")" = \
-	"$good: good: 11 entries, digest $("$bin" info --json "$good" | sed 's/.*"digest":"\([0-9a-f]*\)".*/\1/')" ]
-expect "verify: needs a snapshot" 2 "$bin" verify --json && err_has "verify: needs" "needs a snapshot"
+digest=$("$bin" info --json "$good" | sed 's/.*"digest":"\([0-9a-f]*\)".*/\1/')
+ok_if "verify: text, the good line" \
+	[ "$(cat "$tmp/out")" = "$good: good: 11 entries, digest $digest" ]
+expect "verify: needs a snapshot" 2 "$bin" verify --json &&
+	err_has "verify: needs" "needs a snapshot"
 
 # ------------------------------------------------ the top by hits
 # the resolver demo asks 4 of its names twice: those have one hit, the rest none
@@ -116,20 +119,23 @@ printf '%s\n' "top 4 by hits:" "           1  re.fadi.de. A" "           1  peco
 	"           1  cdn.hedi.com. A" "           1  www.bidi.net. A" >"$tmp/top.want"
 ok_if "stats: only the 4 entries with hits, ties in key order" cmp -s "$tmp/top" "$tmp/top.want"
 expect "stats --json: the top by hits" 0 "$bin" stats "$tmp/d.snap" --json --top 2 &&
-	json_ok "stats --json: top 2, hits > 0" "[(t['hits'], t['name'], t['type'], t['cd'], t['tag']) \
-for t in d['top']] == [(1, 're.fadi.de.', 'A', False, ''), (1, 'peco.bodi.com.', 'AAAA', False, '')]"
+	json_ok "stats --json: top 2, hits > 0" \
+	"[(t['hits'], t['name'], t['type'], t['cd'], t['tag']) for t in d['top']] == \
+[(1, 're.fadi.de.', 'A', False, ''), (1, 'peco.bodi.com.', 'AAAA', False, '')]"
 expect "stats: no entry has hits" 0 "$bin" stats "$one" --now $T
 ok_if "stats: says so, and lists none" [ "$(tail -1 "$tmp/out")" = "no entry has hits" ]
 
 # ------------------------------------------------ singular counts
 expect "stats: one entry" 0 "$bin" stats "$one" --now $T
-ok_if "stats: '1 entry', '1 record'" [ "$(head -1 "$tmp/out")" = \
-	"$one: 1 entry (live 1, expired 0), 1 record, 54 bytes of keys and entries (54.0 per entry)" ]
+ok_if "stats: '1 entry', '1 record'" [ "$(head -1 "$tmp/out")" = "$one: 1 entry (live 1, \
+expired 0), 1 record, 54 bytes of keys and entries (54.0 per entry)" ]
 expect "verify: one entry" 0 "$bin" verify "$one"
-ok_if "verify: 'good: 1 entry'" [ "$(cat "$tmp/out")" = "$one: good: 1 entry, digest b356f0ba257ceed9" ]
+ok_if "verify: 'good: 1 entry'" \
+	[ "$(cat "$tmp/out")" = "$one: good: 1 entry, digest b356f0ba257ceed9" ]
 cp "$one" "$tmp/p.snap"
 expect "purge: one entry" 0 "$bin" purge "$tmp/p.snap" --type A --dry-run
-ok_if "purge: 'of 1 entry'" [ "$(cat "$tmp/out")" = "$tmp/p.snap: would purge 1 of 1 entry, 0 left" ]
+ok_if "purge: 'of 1 entry'" \
+	[ "$(cat "$tmp/out")" = "$tmp/p.snap: would purge 1 of 1 entry, 0 left" ]
 
 # ------------------------------------------------ --now forms and options
 expect "info --now ISO 8601" 0 "$bin" info --json --now 2023-11-14T22:13:20Z "$one" &&
@@ -141,17 +147,21 @@ expect "info --now relative: the entry expired a while ago" 0 "$bin" info --json
 expect "stats --now with an offset" 0 "$bin" stats --json --now 2023-11-14T23:14:20+01:00 "$one" &&
 	json_ok "stats: --now 23:14:20+01:00 is 60 s after T: TTL 240 left" \
 	"d['remaining_ttl'][2] == {'range': '61-300', 'entries': 1}"
-expect "info --now: not a time" 2 "$bin" info --now soon "$one" && err_has "bad --now" "--now: not a time: soon"
-expect "stats --top without a value" 2 "$bin" stats "$one" --top && err_has "--top" "--top needs a value"
+expect "info --now: not a time" 2 "$bin" info --now soon "$one" &&
+	err_has "bad --now" "--now: not a time: soon"
+expect "stats --top without a value" 2 "$bin" stats "$one" --top &&
+	err_has "--top" "--top needs a value"
 expect "info -- then a file" 0 "$bin" info --now $T -- "$one"
-expect "verify: unknown option" 2 "$bin" verify --frob "$one" && err_has "unknown" "unknown option --frob"
+expect "verify: unknown option" 2 "$bin" verify --frob "$one" &&
+	err_has "unknown" "unknown option --frob"
 
 # ------------------------------------------------ load: SERVFAIL named as such
 python3 - "$tmp/sf.dns" <<'EOF'
 import struct, sys
 def msg(i, flags, name, an=b'', ancount=0, ar=b'', arcount=0):
     q = b''.join(bytes([len(l)]) + l.encode() for l in name.split('.')) + b'\0'
-    return struct.pack('>6H', i, flags, 1, ancount, 0, arcount) + q + struct.pack('>HH', 1, 1) + an + ar
+    head = struct.pack('>6H', i, flags, 1, ancount, 0, arcount)
+    return head + q + struct.pack('>HH', 1, 1) + an + ar
 a = lambda ttl: b'\xc0\x0c' + struct.pack('>HHIH', 1, 1, ttl, 4) + bytes([192, 0, 2, 1])
 opt = b'\0' + struct.pack('>HHIH', 41, 1232, 0x01000000, 0)  # extended RCODE 16
 ms = [msg(1, 0x8182, 'sf.example.com'), msg(2, 0x8182, 'sf2.example.com'),  # SERVFAIL
@@ -162,7 +172,8 @@ open(sys.argv[1], 'wb').write(b''.join(struct.pack('>H', len(m)) + m for m in ms
 EOF
 expect "load: SERVFAIL, REFUSED, BADVERS, TTL 0 and one answer" 0 "$bin" load "$tmp/sf.snap" \
 	"$tmp/sf.dns" --now $T &&
-	err_has "SERVFAIL counted by name" "; 2 SERVFAIL (not cached); 1 REFUSED (not cached); 1 extended RCODE (not cached); 1 TTL 0 (not cached)"
+	err_has "SERVFAIL counted by name" "; 2 SERVFAIL (not cached); 1 REFUSED (not cached); \
+1 extended RCODE (not cached); 1 TTL 0 (not cached)"
 ok_if "no SERVFAIL taken for 'extended RCODE or TTL 0'" not grep -q "or TTL 0" "$tmp/err"
 
 [ "$fails" -eq 0 ]

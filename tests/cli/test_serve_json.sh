@@ -44,14 +44,17 @@ d = json.loads(open(sys.argv[1]).read().splitlines()[$n - 1])
 assert $2, d" "$T/out.json" 2>"$T/py"; then
 		echo "ok - json line $n: $3"
 	else
-		echo "not ok - json line $n: $3"; sed 's/^/#   /' "$T/py" | tail -3; fails=$((fails + 1))
+		echo "not ok - json line $n: $3"; sed 's/^/#   /' "$T/py" | tail -3
+		fails=$((fails + 1))
 	fi
 }
 
 expect "serve --json: a bad --now" 2 "$bin" serve --json --now=sometime "$T/s.snap" &&
 	err_has "bad --now" "--now: not a time: sometime"
-expect "serve: --now 0 refused" 2 "$bin" serve --now 0 "$T/s.snap" && err_has "now 0" "--now: the time 0"
-expect "serve: two snapshots" 2 "$bin" serve "$T/s.snap" "$T/s.snap" && err_has "two" "unexpected argument"
+expect "serve: --now 0 refused" 2 "$bin" serve --now 0 "$T/s.snap" &&
+	err_has "now 0" "--now: the time 0"
+expect "serve: two snapshots" 2 "$bin" serve "$T/s.snap" "$T/s.snap" &&
+	err_has "two" "unexpected argument"
 
 "$bin" serve --json --listen=127.0.0.1:0 --threads=1 --now 2023-11-14T22:14:20Z -- "$T/s.snap" \
 	>"$T/out.json" 2>"$T/log" &
@@ -59,9 +62,11 @@ pid=$!
 wait_for "$T/log" "listening on 127.0.0.1:" ||
 	{ echo "not ok - serve did not start"; sed 's/^/#   /' "$T/log"; exit 1; }
 port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
-ok_if "the log: 1 thread, singular" grep -qx "dnsnap serve: listening on 127.0.0.1:$port (UDP: 1 thread; TCP)" "$T/log"
+ok_if "the log: 1 thread, singular" \
+	grep -qx "dnsnap serve: listening on 127.0.0.1:$port (UDP: 1 thread; TCP)" "$T/log"
 ok_if "the log: the fixed clock in ISO 8601" \
-	grep -qx "dnsnap serve: the clock is fixed at 2023-11-14T22:14:20Z (1700000060, --now)" "$T/log"
+	grep -qx "dnsnap serve: the clock is fixed at 2023-11-14T22:14:20Z (1700000060, --now)" \
+	"$T/log"
 
 # 2 hits and 1 miss over UDP, 1 hit over TCP
 "$mkq" udp "$port" --wait 2000 "$("$mkq" hex www.example.com A --id 1)" \
