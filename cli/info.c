@@ -1,15 +1,15 @@
 /*
- * info: a snapshot's summary (entries, live, expired, its writer and time).
+ * info: a snapshot's summary (entries, live, expired, its writer and time),
+ * for each snapshot named: a bad one is reported and the others still are.
  */
-#include <errno.h>
-#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 
 struct live_count {
 	uint32_t now;
@@ -31,53 +31,89 @@ static int count_live(void *arg, const uint8_t *key, size_t key_len, const uint8
 	return 0;
 }
 
-int cmd_info(int argc, char **argv)
+/* One snapshot, printed. @return 0, or EXIT_USAGE (reported: unreadable, or
+ * damaged entries, which are then counted in the summary printed) */
+static int info_one(const char *path, uint32_t now, int json, int *printed)
 {
-	const char *path = NULL;
-	int json = 0;
-	unsigned long long now = (unsigned long long)time(NULL);
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("info", "--now", argv[++i], UINT32_MAX, &now))
-				return EXIT_USAGE;
-		} else if (path == NULL && argv[i][0] != '-')
-			path = argv[i];
-		else
-			return fail("info", NULL, "unexpected argument: %s", argv[i]);
-	}
-	if (path == NULL)
-		return fail("info", NULL, "needs a snapshot");
 	dnsnap_snap_t *s;
 	if (open_snap("info", path, &s))
 		return EXIT_USAGE;
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
-	struct live_count lc = { (uint32_t)now, 0, 0 };
-	int rc = scan_snap("info", s, NULL, 0, count_live, &lc, NULL);
+	struct live_count lc = { now, 0, 0 };
+	uint64_t damaged = 0;
+	int rc = scan_snap("info", s, NULL, 0, count_live, &lc, &damaged);
 	dnsnap_snap_close(s);
-	char created[32];
-	time_t t = (time_t)in.created_at;
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	char created[21], format[24], digest[17];
+	time_iso(in.created_at > UINT32_MAX ? UINT32_MAX : (uint32_t)in.created_at, created);
+	snprintf(format, sizeof format, "%u.%u", in.major, in.minor);
+	snprintf(digest, sizeof digest, "%016llx", (unsigned long long)in.digest);
 	double bpe = in.entry_count ? (double)in.file_size / (double)in.entry_count : 0;
-	if (json)
-		printf("{\"file\":\"%s\",\"format\":\"%u.%u\",\"created_at\":\"%s\","
-		       "\"writer\":\"%s\",\"entries\":%llu,\"live\":%llu,\"expired\":%llu,"
-		       "\"file_size\":%llu,\"bytes_per_entry\":%.1f,\"digest\":\"%016llx\"}\n",
-		       path, in.major, in.minor, created, in.writer,
-		       (unsigned long long)in.entry_count, (unsigned long long)lc.live,
-		       (unsigned long long)lc.expired, (unsigned long long)in.file_size, bpe,
-		       (unsigned long long)in.digest);
-	else
-		printf("file:            %s\nformat:          %u.%u\ncreated:         %s\n"
-		       "writer:          %s\nentries:         %llu (live %llu, expired %llu)\n"
-		       "file size:       %llu bytes (%.1f per entry)\ndigest:          %016llx\n",
-		       path, in.major, in.minor, created, in.writer,
-		       (unsigned long long)in.entry_count, (unsigned long long)lc.live,
-		       (unsigned long long)lc.expired, (unsigned long long)in.file_size, bpe,
-		       (unsigned long long)in.digest);
+	if (json) {
+		jw_t j;
+		jw_init(&j, stdout);
+		jw_obj(&j);
+		jw_kstr(&j, "file", path);
+		jw_kstr(&j, "format", format);
+		jw_kstr(&j, "created_at", created);
+		jw_kstr(&j, "writer", in.writer);
+		jw_ku64(&j, "entries", in.entry_count);
+		jw_ku64(&j, "live", lc.live);
+		jw_ku64(&j, "expired", lc.expired);
+		jw_ku64(&j, "damaged", damaged);
+		jw_ku64(&j, "file_size", in.file_size);
+		jw_kdbl(&j, "bytes_per_entry", bpe, 1);
+		jw_kstr(&j, "digest", digest);
+		jw_end(&j);
+		jw_nl(&j);
+	} else {
+		if (*printed)
+			putchar('\n'); /* a blank line between files */
+		printf("file:            %s\nformat:          %s\ncreated:         %s\n"
+		       "writer:          %s\nentries:         %llu (live %llu, expired %llu)\n",
+		       path, format, created, in.writer, (unsigned long long)in.entry_count,
+		       (unsigned long long)lc.live, (unsigned long long)lc.expired);
+		if (damaged > 0)
+			printf("damaged:         %llu %s skipped (run dnsnap verify)\n",
+			       (unsigned long long)damaged, plural(damaged, "entry", "entries"));
+		printf("file size:       %llu %s (%.1f per entry)\ndigest:          %s\n",
+		       (unsigned long long)in.file_size, plural(in.file_size, "byte", "bytes"), bpe,
+		       digest);
+	}
+	fflush(stdout);
+	++*printed;
+	return rc == 0 ? 0 : EXIT_USAGE;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "now", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int json = 0, c;
+	uint32_t now = (uint32_t)time(NULL);
+	while ((c = opt_next("info", argc, argv, "", longopts)) != -1)
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'n':
+			if (time_arg("info", "--now", optarg, &now))
+				return EXIT_USAGE;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	if (opt_operands("info", argc, argv, 1, -1, "a snapshot") < 0)
+		return EXIT_USAGE;
+	int rc = 0, printed = 0;
+	for (int i = optind; i < argc; i++) {
+		/* each file's summary is flushed before the next file's message on
+		 * stderr: the two interleave in the order the files were given */
+		if (info_one(argv[i], now, json, &printed) != 0)
+			rc = EXIT_USAGE;
+	}
 	return rc;
 }

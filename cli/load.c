@@ -71,6 +71,25 @@ static const char *header_refusal(const uint8_t *m)
 	return NULL;
 }
 
+/* Why a response past the header checks is not cached: an extended RCODE
+ * (EDNS), or nothing with a TTL to keep it by; a SERVFAIL (or another error
+ * rcode with no records) is named by its rcode, not taken for a TTL of 0. */
+static const char *notcache_reason(const uint8_t *m, const dnsnap_diag_t *d)
+{
+	static const char *const rcode_reason[16] = {
+		[1] = "FORMERR (not cached)", [2] = "SERVFAIL (not cached)",
+		[4] = "NOTIMP (not cached)", [5] = "REFUSED (not cached)",
+	};
+	unsigned rcode = m[3] & 0xf;
+	if (strncmp(d->msg, "extended RCODE", 14) == 0)
+		return "extended RCODE (not cached)";
+	if (rcode_reason[rcode] != NULL)
+		return rcode_reason[rcode];
+	if (rcode != 0 && rcode != 3)
+		return "another error rcode (not cached)";
+	return "TTL 0 (not cached)";
+}
+
 static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_info_t *info)
 {
 	load_t *l = arg;
@@ -97,9 +116,8 @@ static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_i
 		l->oom = 1;
 		return 1;
 	}
-	/* ENOTCACHE past the header checks: an extended RCODE, or no TTL left
-	 * after the policy; the rest are malformed messages */
-	count(l, err == DNSNAP_ENOTCACHE ? "not cacheable (extended RCODE or TTL 0)"
+	/* the rest are malformed messages, or ENOTCACHE past the header checks */
+	count(l, err == DNSNAP_ENOTCACHE ? notcache_reason(msg, &d)
 					 : dnsnap_errname(err) ? dnsnap_errname(err) : "error");
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 
 /*
  * purge: the entries matching every filter given go; the rest are copied, in
@@ -52,11 +53,35 @@ static int purge_one(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	return 0;
 }
 
+/* What a purge did (or would do, --dry-run), as text or one JSON object. */
+static void print_result(const char *path, int json, int dry, uint64_t matched, uint64_t total,
+			 uint64_t left, uint64_t damaged)
+{
+	if (json) {
+		jw_t j;
+		jw_init(&j, stdout);
+		jw_obj(&j);
+		jw_kstr(&j, "file", path);
+		jw_kbool(&j, "dry_run", dry);
+		jw_ku64(&j, "matched", matched);
+		jw_ku64(&j, "total", total);
+		jw_ku64(&j, "left", left);
+		jw_ku64(&j, "damaged", damaged);
+		jw_end(&j);
+		jw_nl(&j);
+		return;
+	}
+	printf("%s: %s %llu of %llu %s, %llu left\n", path, dry ? "would purge" : "purged",
+	       (unsigned long long)matched, (unsigned long long)total,
+	       plural(total, "entry", "entries"), (unsigned long long)left);
+}
+
 int cmd_purge(int argc, char **argv)
 {
 	const char *path = NULL;
 	filter_t f = { 0 };
 	int expired = 0, dry = 0, drop = 0;
+	int json = 0;
 	unsigned long long now = (unsigned long long)time(NULL), wait = WAIT_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		int r = filter_arg("purge", &f, argc, argv, &i);
@@ -64,7 +89,9 @@ int cmd_purge(int argc, char **argv)
 			return r;
 		if (r == 1)
 			continue;
-		if (strcmp(argv[i], "--expired") == 0)
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--expired") == 0)
 			expired = 1;
 		else if (strcmp(argv[i], "--dry-run") == 0)
 			dry = 1;
@@ -153,8 +180,7 @@ int cmd_purge(int argc, char **argv)
 		fprintf(stderr, "dnsnap purge: %s: %llu damaged entr%s %s\n", path,
 			(unsigned long long)damaged, damaged == 1 ? "y" : "ies",
 			dry || !matched ? "found" : "left out of the new file");
-	printf("%s: %s %llu of %llu entries, %llu left\n", path, dry ? "would purge" : "purged",
-	       (unsigned long long)matched, (unsigned long long)total, (unsigned long long)left);
+	print_result(path, json, dry, matched, total, left, damaged);
 	if (damaged > 0)
 		return EXIT_USAGE;
 	return matched ? 0 : EXIT_NONE;

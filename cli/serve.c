@@ -12,7 +12,8 @@
  * - the main thread: signals, through a signalfd (they are blocked in every
  *   thread, so no handler runs): SIGHUP reopens SNAP and swaps it in with
  *   dnsnap_cache_attach() while the workers answer; SIGUSR1 prints the
- *   counters; SIGTERM and SIGINT stop: the workers see the stop flag within
+ *   counters (a line on stderr; with --json, a JSON object on stdout);
+ *   SIGTERM and SIGINT stop: the workers see the stop flag within
  *   RECV_TIMEOUT_MS, the TCP thread at once (an eventfd), all are joined.
  *
  * Answers come from an empty dnsnap cache with the snapshot attached (every
@@ -23,6 +24,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -40,6 +42,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 #include "serve.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:5353"
@@ -126,6 +129,7 @@ struct server {
 	dnsnap_cache_t *cache;
 	const char *path;
 	uint32_t fixed_now;      /* --now, or 0: the clock */
+	int json;                /* --json: counters as JSON lines on stdout */
 	atomic_int stop;
 	struct listener ls[MAX_LISTEN];
 	int nls;
@@ -148,6 +152,40 @@ static int64_t mono_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* --json: one object per dump on standard output, for a program to read
+ * while the log (standard error) stays for people */
+static void json_counters(struct server *s, dnsnap_snap_t *snap, const char *when,
+			  const unsigned long long *t)
+{
+	char at[21];
+	time_iso((uint32_t)time(NULL), at);
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "event", when[0] ? "exit" : "counters");
+	jw_kstr(&j, "time", at);
+	jw_kstr(&j, "file", s->path);
+	jw_ku64(&j, "queries", t[C_UDP] + t[C_TCP]);
+	jw_ku64(&j, "udp", t[C_UDP]);
+	jw_ku64(&j, "tcp", t[C_TCP]);
+	jw_ku64(&j, "hits", t[C_HIT]);
+	jw_ku64(&j, "misses", t[C_MISS]);
+	jw_ku64(&j, "formerr", t[C_FORMERR]);
+	jw_ku64(&j, "notimp", t[C_NOTIMP]);
+	jw_ku64(&j, "badvers", t[C_BADVERS]);
+	jw_ku64(&j, "servfail", t[C_SERVFAIL]);
+	jw_ku64(&j, "dropped", t[C_DROPPED]);
+	jw_ku64(&j, "truncated", t[C_TRUNC]);
+	jw_ku64(&j, "tcp_connections", t[C_CONNS]);
+	jw_ku64(&j, "tcp_refused", t[C_CONN_REFUSED]);
+	jw_ku64(&j, "tcp_closed_idle", t[C_CONN_IDLE]);
+	jw_ku64(&j, "damaged_entries", dnsnap_snap_bad_entries(snap));
+	jw_kbool(&j, "changed_in_place", dnsnap_snap_changed(snap));
+	jw_end(&j);
+	jw_nl(&j);
+	fflush(stdout);
+}
+
 static void print_counters(struct server *s, dnsnap_snap_t *snap, const char *when)
 {
 	unsigned long long t[C_N] = { 0 };
@@ -155,6 +193,10 @@ static void print_counters(struct server *s, dnsnap_snap_t *snap, const char *wh
 		const struct counters *c = w < s->nworkers ? &s->workers[w].cnt : &s->tcp_cnt;
 		for (int i = 0; i < C_N; i++)
 			t[i] += atomic_load_explicit(&c->v[i], memory_order_relaxed);
+	}
+	if (s->json) {
+		json_counters(s, snap, when, t);
+		return;
 	}
 	fprintf(stderr,
 		"dnsnap serve: counters%s: queries %llu (udp %llu, tcp %llu), hits %llu, "
@@ -654,15 +696,17 @@ static void reload(struct server *s, dnsnap_snap_t **cur)
 	if (err != DNSNAP_OK) {
 		dnsnap_snap_info(*cur, &in);
 		fprintf(stderr, "dnsnap serve: reload failed: %s; still serving the previous "
-			"snapshot (%llu entries)\n", d.msg, (unsigned long long)in.entry_count);
+			"snapshot (%llu %s)\n", d.msg, (unsigned long long)in.entry_count,
+			plural(in.entry_count, "entry", "entries"));
 		return;
 	}
 	dnsnap_cache_attach(s->cache, fresh, &old);
 	dnsnap_snap_close(old); /* waits for the lookups still in it */
 	*cur = fresh;
 	dnsnap_snap_info(fresh, &in);
-	fprintf(stderr, "dnsnap serve: %s: reloaded: %llu entries, digest %016llx\n", s->path,
-		(unsigned long long)in.entry_count, (unsigned long long)in.digest);
+	fprintf(stderr, "dnsnap serve: %s: reloaded: %llu %s, digest %016llx\n", s->path,
+		(unsigned long long)in.entry_count, plural(in.entry_count, "entry", "entries"),
+		(unsigned long long)in.digest);
 }
 
 static int default_threads(void)
@@ -683,41 +727,52 @@ int cmd_serve(int argc, char **argv)
 		return fail(CMD, NULL, "out of memory");
 	}
 	int rc = EXIT_USAGE;
-	unsigned long long threads = (unsigned long long)default_threads(), now = 0;
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "now", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long threads = (unsigned long long)default_threads();
+	uint32_t now = 0;
 	const char *listen_arg[MAX_LISTEN];
-	int nl = 0;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+	int nl = 0, c;
+	while ((c = opt_next(CMD, argc, argv, "", longopts)) != -1)
+		switch (c) {
+		case 'l': /* repeatable: each is one more address */
 			if (nl == MAX_LISTEN) {
 				fail(CMD, NULL, "--listen: at most %d addresses", MAX_LISTEN);
 				goto out_free;
 			}
-			listen_arg[nl++] = argv[++i];
-		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-			if (number(CMD, "--threads", argv[++i], MAX_THREADS, &threads))
+			listen_arg[nl++] = optarg;
+			break;
+		case 't':
+			if (number(CMD, "--threads", optarg, MAX_THREADS, &threads))
 				goto out_free;
 			if (threads == 0) {
 				fail(CMD, NULL, "--threads: at least 1");
 				goto out_free;
 			}
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number(CMD, "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case 'n':
+			if (time_arg(CMD, "--now", optarg, &now))
 				goto out_free;
 			if (now == 0) {
-				fail(CMD, NULL, "--now: not a Unix time: 0");
+				fail(CMD, NULL, "--now: the time 0 is not served "
+				     "(1970-01-01T00:00:00Z)");
 				goto out_free;
 			}
-		} else if (s->path == NULL && argv[i][0] != '-') {
-			s->path = argv[i];
-		} else {
-			fail(CMD, NULL, "unexpected argument: %s", argv[i]);
+			break;
+		case 'j':
+			s->json = 1;
+			break;
+		default:
 			goto out_free;
 		}
-	}
-	if (s->path == NULL) {
-		fail(CMD, NULL, "needs a snapshot");
+	if (opt_operands(CMD, argc, argv, 1, 1, "a snapshot") < 0)
 		goto out_free;
-	}
+	s->path = argv[optind];
 	if (nl == 0)
 		listen_arg[nl++] = DEFAULT_LISTEN;
 	for (int i = 0; i < nl; i++)
@@ -790,14 +845,19 @@ int cmd_serve(int argc, char **argv)
 	} else {
 		dnsnap_snap_info_t in;
 		dnsnap_snap_info(snap, &in);
-		fprintf(stderr, "dnsnap serve: %s: %llu entries, digest %016llx\n", s->path,
-			(unsigned long long)in.entry_count, (unsigned long long)in.digest);
+		fprintf(stderr, "dnsnap serve: %s: %llu %s, digest %016llx\n", s->path,
+			(unsigned long long)in.entry_count,
+			plural(in.entry_count, "entry", "entries"), (unsigned long long)in.digest);
 		for (int i = 0; i < s->nls; i++)
-			fprintf(stderr, "dnsnap serve: listening on %s (UDP: %d threads; TCP)\n",
-				s->ls[i].text, s->nthreads);
-		if (s->fixed_now)
-			fprintf(stderr, "dnsnap serve: the clock is fixed at %u (--now)\n",
+			fprintf(stderr, "dnsnap serve: listening on %s (UDP: %d %s; TCP)\n",
+				s->ls[i].text, s->nthreads, plural((uint64_t)s->nthreads, "thread",
+								   "threads"));
+		if (s->fixed_now) {
+			char iso[21];
+			time_iso(s->fixed_now, iso);
+			fprintf(stderr, "dnsnap serve: the clock is fixed at %s (%u, --now)\n", iso,
 				s->fixed_now);
+		}
 		rc = 0;
 		int warned = 0;
 		for (;;) {

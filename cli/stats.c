@@ -2,14 +2,16 @@
  * stats.c: `dnsnap stats`: one walk over a snapshot, counting entries by
  * query type, rcode, kind (answer, NXDOMAIN, NODATA, referral), DNSSEC and
  * tag; histograms of records per entry, entry size and remaining TTL; and
- * the top entries by hits (a min-heap of N while walking).
+ * the entries with the most hits (topn_t, util.c), those never hit left out.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
+#include "json.h"
 #include "print.h"
 
 #define TAGS_SHOWN 20
@@ -27,12 +29,6 @@ static const uint64_t size_bounds[] = { 64, 128, 256, 512, 1024, 4096 };
 static const uint64_t ttl_bounds[] = { 0, 60, 300, 3600, 86400, 604800 };
 #define NB(a) (sizeof a / sizeof a[0])
 
-typedef struct top {
-	uint32_t hits;
-	uint16_t key_len;
-	uint8_t key[DNSNAP_KEY_MAX];
-} top_t;
-
 typedef struct tagc {
 	size_t len;
 	uint8_t tag[DNSNAP_TAG_MAX];
@@ -49,8 +45,7 @@ typedef struct st {
 	size_t ntags, tags_cap;
 	uint32_t *slot;          /* open addressing: 1 + index into tags, 0 = empty */
 	size_t nslots;           /* a power of two, at least twice ntags */
-	top_t *top;              /* min-heap on (hits, larger key is smaller) */
-	size_t ntop, top_cap;
+	topn_t top;              /* the most hit, hits > 0 only */
 	int oom;
 } st_t;
 
@@ -60,52 +55,6 @@ static size_t bucket(const uint64_t *b, size_t n, uint64_t v)
 	while (i < n && v > b[i])
 		i++;
 	return i;
-}
-
-/* a ranks below b: fewer hits, or as many and a larger key */
-static int below(const top_t *a, const top_t *b)
-{
-	if (a->hits != b->hits)
-		return a->hits < b->hits;
-	return dnsnap_key_cmp(a->key, a->key_len, b->key, b->key_len) > 0;
-}
-
-static void sift_down(top_t *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && below(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && below(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		top_t t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
-static void top_add(st_t *s, const uint8_t *key, size_t key_len, uint32_t hits)
-{
-	if (s->top_cap == 0)
-		return;
-	top_t t = { .hits = hits, .key_len = (uint16_t)key_len };
-	memcpy(t.key, key, key_len);
-	if (s->ntop < s->top_cap) { /* sift up */
-		size_t i = s->ntop++;
-		s->top[i] = t;
-		while (i > 0 && below(&s->top[i], &s->top[(i - 1) / 2])) {
-			top_t x = s->top[i];
-			s->top[i] = s->top[(i - 1) / 2];
-			s->top[(i - 1) / 2] = x;
-			i = (i - 1) / 2;
-		}
-	} else if (below(&s->top[0], &t)) {
-		s->top[0] = t;
-		sift_down(s->top, s->ntop, 0);
-	}
 }
 
 static size_t tag_hash(const uint8_t *tag, size_t len)
@@ -190,7 +139,8 @@ static int stat_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	s->h_size[bucket(size_bounds, NB(size_bounds), key_len + entry_len)]++;
 	s->h_ttl[bucket(ttl_bounds, NB(ttl_bounds), left > 0 ? (uint64_t)left : 0)]++;
 	tag_add(s, k.tag, k.tag_len);
-	top_add(s, key, key_len, h.hits);
+	if (h.hits > 0) /* an entry never hit is no "most hit" */
+		topn_add(&s->top, key, key_len, h.hits);
 	return 0;
 }
 
@@ -214,12 +164,6 @@ static int tag_cmp(const void *a, const void *b)
 	return memcmp(x->tag, y->tag, x->len);
 }
 
-static int top_cmp(const void *a, const void *b)
-{
-	const top_t *x = a, *y = b;
-	return below(x, y) ? 1 : below(y, x) ? -1 : 0;
-}
-
 /* The label of histogram bucket i: "1", "5-8", "33+", "<=64" ... */
 static void bucket_label(const uint64_t *b, size_t n, size_t i, char *out, size_t cap)
 {
@@ -234,20 +178,10 @@ static void bucket_label(const uint64_t *b, size_t n, size_t i, char *out, size_
 		snprintf(out, cap, "%llu-%llu", (unsigned long long)lo, (unsigned long long)b[i]);
 }
 
-static void hist(const char *title, const char *unit, const uint64_t *b, size_t n,
-		 const uint64_t *h, uint64_t total, int json)
+static void hist_text(const char *title, const char *unit, const uint64_t *b, size_t n,
+		      const uint64_t *h, uint64_t total)
 {
 	char label[48];
-	if (json) {
-		printf(",\"%s\":[", title);
-		for (size_t i = 0; i <= n; i++) {
-			bucket_label(b, n, i, label, sizeof label);
-			printf("%s{\"range\":\"%s\",\"entries\":%llu}", i ? "," : "", label,
-			       (unsigned long long)h[i]);
-		}
-		putchar(']');
-		return;
-	}
 	printf("\n%s:\n", title);
 	for (size_t i = 0; i <= n; i++) {
 		bucket_label(b, n, i, label, sizeof label);
@@ -259,150 +193,202 @@ static void hist(const char *title, const char *unit, const uint64_t *b, size_t 
 	}
 }
 
-static void print_stats(const st_t *s, const char *path, int json)
+static void hist_json(jw_t *j, const char *title, const uint64_t *b, size_t n, const uint64_t *h)
+{
+	char label[48];
+	jw_key(j, title);
+	jw_arr(j);
+	for (size_t i = 0; i <= n; i++) {
+		bucket_label(b, n, i, label, sizeof label);
+		jw_obj(j);
+		jw_kstr(j, "range", label);
+		jw_ku64(j, "entries", h[i]);
+		jw_end(j);
+	}
+	jw_end(j);
+}
+
+/* A top entry's name, type, CD bit and tag (hex, "" for none). @return 0 or -1 */
+static int top_key(const topn_item_t *t, char *nb, size_t nbcap, char tb[32], int *cd,
+		   char *hex)
+{
+	dnsnap_key_t k;
+	if (dnsnap_key_decode(t->key, t->key_len, &k, NULL) != DNSNAP_OK)
+		return -1;
+	print_name(k.name, k.name_len, nb, nbcap);
+	print_type(tb, 32, k.qtype);
+	*cd = (k.flags & DNSNAP_KF_CD) != 0;
+	tagc_t tag = { .len = k.tag_len };
+	if (k.tag_len > 0)
+		memcpy(tag.tag, k.tag, k.tag_len);
+	tag_hex(&tag, hex);
+	if (k.tag_len == 0)
+		hex[0] = 0;
+	return 0;
+}
+
+static void print_json(const st_t *s, const char *path)
+{
+	char tb[32], nb[DNSNAP_NAME_MAX * 4 + 8], hex[2 * DNSNAP_TAG_MAX + 1];
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "file", path);
+	jw_ku64(&j, "entries", s->entries);
+	jw_ku64(&j, "live", s->live);
+	jw_ku64(&j, "expired", s->entries - s->live);
+	jw_ku64(&j, "records", s->records);
+	jw_ku64(&j, "bytes", s->bytes);
+	jw_ku64(&j, "dnssec", s->dnssec);
+	jw_ku64(&j, "bad", s->bad);
+	jw_key(&j, "by_kind");
+	jw_obj(&j);
+	for (int i = 0; i < 4; i++)
+		jw_ku64(&j, kind_names[i], s->by_kind[i]);
+	jw_end(&j);
+	jw_key(&j, "by_type");
+	jw_obj(&j);
+	for (unsigned t = 0; t < 65536; t++)
+		if (s->by_type[t]) {
+			print_type(tb, sizeof tb, (uint16_t)t);
+			jw_ku64(&j, tb, s->by_type[t]);
+		}
+	jw_end(&j);
+	jw_key(&j, "by_rcode");
+	jw_obj(&j);
+	for (int r = 0; r < 16; r++)
+		if (s->by_rcode[r])
+			jw_ku64(&j, rcode_names[r], s->by_rcode[r]);
+	jw_end(&j);
+	jw_key(&j, "by_tag");
+	jw_obj(&j);
+	for (size_t i = 0; i < s->ntags; i++) {
+		tag_hex(&s->tags[i], hex);
+		jw_ku64(&j, hex, s->tags[i].n);
+	}
+	jw_end(&j);
+	hist_json(&j, "records_per_entry", rec_bounds, NB(rec_bounds), s->h_rec);
+	hist_json(&j, "entry_bytes", size_bounds, NB(size_bounds), s->h_size);
+	hist_json(&j, "remaining_ttl", ttl_bounds, NB(ttl_bounds), s->h_ttl);
+	jw_key(&j, "top");
+	jw_arr(&j);
+	for (size_t i = 0; i < s->top.n; i++) {
+		int cd;
+		if (top_key(&s->top.h[i], nb, sizeof nb, tb, &cd, hex) != 0)
+			continue;
+		jw_obj(&j);
+		jw_ku64(&j, "hits", s->top.h[i].hits);
+		jw_kstr(&j, "name", nb);
+		jw_kstr(&j, "type", tb);
+		jw_kbool(&j, "cd", cd);
+		jw_kstr(&j, "tag", hex);
+		jw_end(&j);
+	}
+	jw_end(&j);
+	jw_end(&j);
+	jw_nl(&j);
+}
+
+static void print_text(const st_t *s, const char *path)
 {
 	char tb[32], nb[DNSNAP_NAME_MAX * 4 + 8], hex[2 * DNSNAP_TAG_MAX + 1];
 	double pct = s->entries ? 100.0 / (double)s->entries : 0;
-	if (json) {
-		printf("{\"file\":");
-		json_str(stdout, path);
-		printf(",\"entries\":%llu,\"live\":%llu,\"expired\":%llu,\"records\":%llu,"
-		       "\"bytes\":%llu,\"dnssec\":%llu,\"bad\":%llu",
-		       (unsigned long long)s->entries, (unsigned long long)s->live,
-		       (unsigned long long)(s->entries - s->live), (unsigned long long)s->records,
-		       (unsigned long long)s->bytes, (unsigned long long)s->dnssec,
-		       (unsigned long long)s->bad);
-		printf(",\"by_kind\":{");
-		for (int i = 0; i < 4; i++)
-			printf("%s\"%s\":%llu", i ? "," : "", kind_names[i],
-			       (unsigned long long)s->by_kind[i]);
-		printf("},\"by_type\":{");
-		for (unsigned t = 0, first = 1; t < 65536; t++)
-			if (s->by_type[t]) {
-				print_type(tb, sizeof tb, (uint16_t)t);
-				printf("%s\"%s\":%llu", first ? "" : ",", tb,
-				       (unsigned long long)s->by_type[t]);
-				first = 0;
-			}
-		printf("},\"by_rcode\":{");
-		for (int r = 0, first = 1; r < 16; r++)
-			if (s->by_rcode[r]) {
-				printf("%s\"%s\":%llu", first ? "" : ",", rcode_names[r],
-				       (unsigned long long)s->by_rcode[r]);
-				first = 0;
-			}
-		printf("},\"by_tag\":{");
-		for (size_t i = 0; i < s->ntags; i++) {
-			tag_hex(&s->tags[i], hex);
-			printf("%s\"%s\":%llu", i ? "," : "", hex, (unsigned long long)s->tags[i].n);
+	printf("%s: %llu %s (live %llu, expired %llu), %llu %s, %llu %s of keys and entries "
+	       "(%.1f per entry)\n",
+	       path, (unsigned long long)s->entries, plural(s->entries, "entry", "entries"),
+	       (unsigned long long)s->live, (unsigned long long)(s->entries - s->live),
+	       (unsigned long long)s->records, plural(s->records, "record", "records"),
+	       (unsigned long long)s->bytes, plural(s->bytes, "byte", "bytes"),
+	       s->entries ? (double)s->bytes / (double)s->entries : 0.0);
+	printf("\nby kind:\n");
+	for (int i = 0; i < 4; i++)
+		printf("  %-12s %10llu %5.1f%%\n", kind_names[i], (unsigned long long)s->by_kind[i],
+		       (double)s->by_kind[i] * pct);
+	printf("  %-12s %10llu %5.1f%%\n", "with DNSSEC", (unsigned long long)s->dnssec,
+	       (double)s->dnssec * pct);
+	printf("\nby query type:\n");
+	for (unsigned t = 0; t < 65536; t++)
+		if (s->by_type[t]) {
+			print_type(tb, sizeof tb, (uint16_t)t);
+			printf("  %-12s %10llu %5.1f%%\n", tb, (unsigned long long)s->by_type[t],
+			       (double)s->by_type[t] * pct);
 		}
-		putchar('}');
-		hist("records_per_entry", "", rec_bounds, NB(rec_bounds), s->h_rec, s->entries, 1);
-		hist("entry_bytes", "", size_bounds, NB(size_bounds), s->h_size, s->entries, 1);
-		hist("remaining_ttl", "", ttl_bounds, NB(ttl_bounds), s->h_ttl, s->entries, 1);
-		printf(",\"top\":[");
-	} else {
-		printf("%s: %llu entries (live %llu, expired %llu), %llu records, %llu bytes "
-		       "of keys and entries (%.1f per entry)\n",
-		       path, (unsigned long long)s->entries, (unsigned long long)s->live,
-		       (unsigned long long)(s->entries - s->live), (unsigned long long)s->records,
-		       (unsigned long long)s->bytes,
-		       s->entries ? (double)s->bytes / (double)s->entries : 0.0);
-		printf("\nby kind:\n");
-		for (int i = 0; i < 4; i++)
-			printf("  %-12s %10llu %5.1f%%\n", kind_names[i],
-			       (unsigned long long)s->by_kind[i], (double)s->by_kind[i] * pct);
-		printf("  %-12s %10llu %5.1f%%\n", "with DNSSEC", (unsigned long long)s->dnssec,
-		       (double)s->dnssec * pct);
-		printf("\nby query type:\n");
-		for (unsigned t = 0; t < 65536; t++)
-			if (s->by_type[t]) {
-				print_type(tb, sizeof tb, (uint16_t)t);
-				printf("  %-12s %10llu %5.1f%%\n", tb, (unsigned long long)s->by_type[t],
-				       (double)s->by_type[t] * pct);
-			}
-		printf("\nby rcode:\n");
-		for (int r = 0; r < 16; r++)
-			if (s->by_rcode[r])
-				printf("  %-12s %10llu %5.1f%%\n", rcode_names[r],
-				       (unsigned long long)s->by_rcode[r], (double)s->by_rcode[r] * pct);
-		printf("\nby tag:\n");
-		for (size_t i = 0; i < s->ntags && i < TAGS_SHOWN; i++) {
-			tag_hex(&s->tags[i], hex);
-			printf("  %-12s %10llu %5.1f%%\n", hex, (unsigned long long)s->tags[i].n,
-			       (double)s->tags[i].n * pct);
-		}
-		if (s->ntags > TAGS_SHOWN) {
-			uint64_t rest = 0;
-			for (size_t i = TAGS_SHOWN; i < s->ntags; i++)
-				rest += s->tags[i].n;
-			printf("  %zu more tags %10llu %5.1f%%\n", s->ntags - TAGS_SHOWN,
-			       (unsigned long long)rest, (double)rest * pct);
-		}
-		hist("records per entry", "", rec_bounds, NB(rec_bounds), s->h_rec, s->entries, 0);
-		hist("entry size (key + entry)", "bytes", size_bounds, NB(size_bounds), s->h_size,
-		     s->entries, 0);
-		hist("remaining TTL", "s", ttl_bounds, NB(ttl_bounds), s->h_ttl, s->entries, 0);
-		if (s->ntop)
-			printf("\ntop %zu by hits:\n", s->ntop);
+	printf("\nby rcode:\n");
+	for (int r = 0; r < 16; r++)
+		if (s->by_rcode[r])
+			printf("  %-12s %10llu %5.1f%%\n", rcode_names[r],
+			       (unsigned long long)s->by_rcode[r], (double)s->by_rcode[r] * pct);
+	printf("\nby tag:\n");
+	for (size_t i = 0; i < s->ntags && i < TAGS_SHOWN; i++) {
+		tag_hex(&s->tags[i], hex);
+		printf("  %-12s %10llu %5.1f%%\n", hex, (unsigned long long)s->tags[i].n,
+		       (double)s->tags[i].n * pct);
 	}
-	for (size_t i = 0; i < s->ntop; i++) {
-		dnsnap_key_t k;
-		if (dnsnap_key_decode(s->top[i].key, s->top[i].key_len, &k, NULL) != DNSNAP_OK)
+	if (s->ntags > TAGS_SHOWN) {
+		uint64_t rest = 0;
+		for (size_t i = TAGS_SHOWN; i < s->ntags; i++)
+			rest += s->tags[i].n;
+		size_t more = s->ntags - TAGS_SHOWN;
+		printf("  %zu more %s %10llu %5.1f%%\n", more, plural(more, "tag", "tags"),
+		       (unsigned long long)rest, (double)rest * pct);
+	}
+	hist_text("records per entry", "", rec_bounds, NB(rec_bounds), s->h_rec, s->entries);
+	hist_text("entry size (key + entry)", "bytes", size_bounds, NB(size_bounds), s->h_size,
+		  s->entries);
+	hist_text("remaining TTL", "s", ttl_bounds, NB(ttl_bounds), s->h_ttl, s->entries);
+	if (s->top.cap > 0 && s->top.n == 0)
+		printf("\nno entry has hits\n");
+	else if (s->top.n > 0)
+		printf("\ntop %zu by hits:\n", s->top.n);
+	for (size_t i = 0; i < s->top.n; i++) {
+		int cd;
+		if (top_key(&s->top.h[i], nb, sizeof nb, tb, &cd, hex) != 0)
 			continue;
-		print_name(k.name, k.name_len, nb, sizeof nb);
-		print_type(tb, sizeof tb, k.qtype);
-		tagc_t t = { .len = k.tag_len };
-		if (k.tag_len > 0)
-			memcpy(t.tag, k.tag, k.tag_len);
-		tag_hex(&t, hex);
-		if (json) {
-			printf("%s{\"hits\":%lu,\"name\":", i ? "," : "", (unsigned long)s->top[i].hits);
-			json_str(stdout, nb);
-			printf(",\"type\":\"%s\",\"cd\":%s,\"tag\":\"%s\"}", tb,
-			       (k.flags & DNSNAP_KF_CD) ? "true" : "false", t.len ? hex : "");
-		} else {
-			printf("  %10lu  %s %s%s%s%s\n", (unsigned long)s->top[i].hits, nb, tb,
-			       (k.flags & DNSNAP_KF_CD) ? " cd" : "", t.len ? " tag " : "",
-			       t.len ? hex : "");
-		}
+		printf("  %10lu  %s %s%s%s%s\n", (unsigned long)s->top.h[i].hits, nb, tb,
+		       cd ? " cd" : "", hex[0] ? " tag " : "", hex);
 	}
-	if (json)
-		printf("]}\n");
-	if (!json && s->bad)
-		printf("\n%llu damaged entries not counted (run dnsnap verify)\n",
-		       (unsigned long long)s->bad);
+	if (s->bad)
+		printf("\n%llu damaged %s not counted (run dnsnap verify)\n",
+		       (unsigned long long)s->bad, plural(s->bad, "entry", "entries"));
 }
 
 int cmd_stats(int argc, char **argv)
 {
-	const char *path = NULL;
-	int json = 0;
-	unsigned long long now = (unsigned long long)time(NULL), top = 10;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 't' },
+		{ "now", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int json = 0, c;
+	uint32_t now = (uint32_t)time(NULL);
+	unsigned long long top = 10;
+	while ((c = opt_next("stats", argc, argv, "", longopts)) != -1)
+		switch (c) {
+		case 'j':
 			json = 1;
-		else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-			if (number("stats", "--top", argv[++i], 1000000, &top))
+			break;
+		case 't':
+			if (number("stats", "--top", optarg, 1000000, &top))
 				return EXIT_USAGE;
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("stats", "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case 'n':
+			if (time_arg("stats", "--now", optarg, &now))
 				return EXIT_USAGE;
-		} else if (path == NULL && argv[i][0] != '-')
-			path = argv[i];
-		else
-			return fail("stats", NULL, "unexpected argument: %s", argv[i]);
-	}
-	if (path == NULL)
-		return fail("stats", NULL, "needs a snapshot");
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	if (opt_operands("stats", argc, argv, 1, 1, "a snapshot") < 0)
+		return EXIT_USAGE;
+	const char *path = argv[optind];
 	int rc = 0;
 	st_t *s = calloc(1, sizeof *s);
-	if (s == NULL || (top && (s->top = malloc(top * sizeof *s->top)) == NULL)) {
+	if (s == NULL || topn_init(&s->top, (size_t)top) != 0) {
 		free(s);
 		return fail("stats", NULL, "out of memory");
 	}
-	s->now = (uint32_t)now;
-	s->top_cap = top;
+	s->now = now;
 	s->tags_cap = 16;
 	s->nslots = 32;
 	s->tags = malloc(s->tags_cap * sizeof *s->tags);
@@ -425,12 +411,14 @@ int cmd_stats(int argc, char **argv)
 	}
 	s->bad = damaged;
 	qsort(s->tags, s->ntags, sizeof *s->tags, tag_cmp);
-	if (s->ntop > 0) /* --top 0: no heap at all */
-		qsort(s->top, s->ntop, sizeof *s->top, top_cmp);
-	print_stats(s, path, json);
+	topn_sort(&s->top);
+	if (json)
+		print_json(s, path);
+	else
+		print_text(s, path);
 	rc = damaged ? EXIT_USAGE : 0;
 out:
-	free(s->top);
+	topn_free(&s->top);
 	free(s->tags);
 	free(s->slot);
 	free(s);

@@ -305,3 +305,82 @@ void progress_end(progress_t *pg)
 		fputc('\n', stderr); /* the last report stays: the total and the rate */
 	pg->shown = 0;
 }
+
+/* ---------------------------------------------------------- plurals, top N */
+
+const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* a ranks below b: fewer hits, or as many and a larger key */
+static int top_below(const topn_item_t *a, const topn_item_t *b)
+{
+	if (a->hits != b->hits)
+		return a->hits < b->hits;
+	return dnsnap_key_cmp(a->key, a->key_len, b->key, b->key_len) > 0;
+}
+
+static void top_swap(topn_item_t *a, topn_item_t *b)
+{
+	topn_item_t x = *a;
+	*a = *b;
+	*b = x;
+}
+
+int topn_init(topn_t *t, size_t cap)
+{
+	*t = (topn_t){ .cap = cap };
+	if (cap > 0 && (t->h = malloc(cap * sizeof *t->h)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void topn_add(topn_t *t, const uint8_t *key, size_t key_len, uint32_t hits)
+{
+	if (t->cap == 0 || key_len > DNSNAP_KEY_MAX)
+		return;
+	topn_item_t *h = t->h;
+	size_t i;
+	if (t->n < t->cap) {
+		i = t->n++;
+	} else {
+		topn_item_t probe = { .hits = hits, .key_len = (uint16_t)key_len };
+		memcpy(probe.key, key, key_len);
+		if (!top_below(&h[0], &probe))
+			return;
+		h[0] = probe;
+		for (i = 0;;) { /* sift down */
+			size_t l = 2 * i + 1, m = i;
+			if (l < t->n && top_below(&h[l], &h[m]))
+				m = l;
+			if (l + 1 < t->n && top_below(&h[l + 1], &h[m]))
+				m = l + 1;
+			if (m == i)
+				return;
+			top_swap(&h[i], &h[m]);
+			i = m;
+		}
+	}
+	h[i] = (topn_item_t){ .hits = hits, .key_len = (uint16_t)key_len };
+	memcpy(h[i].key, key, key_len);
+	for (; i > 0 && top_below(&h[i], &h[(i - 1) / 2]); i = (i - 1) / 2) /* sift up */
+		top_swap(&h[i], &h[(i - 1) / 2]);
+}
+
+static int top_cmp(const void *a, const void *b)
+{
+	return top_below(a, b) ? 1 : top_below(b, a) ? -1 : 0;
+}
+
+void topn_sort(topn_t *t)
+{
+	if (t->n > 1)
+		qsort(t->h, t->n, sizeof *t->h, top_cmp);
+}
+
+void topn_free(topn_t *t)
+{
+	free(t->h);
+	*t = (topn_t){ 0 };
+}
