@@ -159,10 +159,11 @@ static int on_unbound(void *arg, const uint8_t *msg, size_t len)
 
 static void report_unbound(const char *path, const unbound_stats_t *us)
 {
-	fprintf(stderr, "dnsnap load: %s: Unbound cache dump: %llu lines, %llu RRsets, %llu "
-		"messages, %llu responses rebuilt", path, (unsigned long long)us->lines,
-		(unsigned long long)us->rrsets, (unsigned long long)us->messages,
-		(unsigned long long)us->responses);
+	fprintf(stderr, "dnsnap load: %s: Unbound cache dump: %llu %s, %llu %s, %llu %s, %llu %s "
+		"rebuilt", path, (unsigned long long)us->lines, plural(us->lines, "line", "lines"),
+		(unsigned long long)us->rrsets, plural(us->rrsets, "RRset", "RRsets"),
+		(unsigned long long)us->messages, plural(us->messages, "message", "messages"),
+		(unsigned long long)us->responses, plural(us->responses, "response", "responses"));
 	for (int r = 0; r < UB_REASONS; r++)
 		if (us->skipped[r])
 			fprintf(stderr, "; %llu %s", (unsigned long long)us->skipped[r],

@@ -111,6 +111,12 @@ expect "load: the other port asked, both hinted" 1 "$bin" load "$tmp/h2.snap" "$
 expect "load: DNS on port 53, no hint" 0 "$bin" load "$tmp/f.snap" "$tmp/t.pcap" &&
 	ok_if "load: no hint when DNS was found" not grep -q "try --port" "$tmp/err"
 
+# plurals of the Unbound text's report (item 8)
+expect "load: an Unbound dump of one line" 1 sh -c \
+	"echo START_RRSET_CACHE | '$bin' load '$tmp/u.snap' -" &&
+	err_is "load: one line, singular" \
+	"dnsnap load: -: Unbound cache dump: 1 line, 0 RRsets, 0 messages, 0 responses rebuilt; 1 dump without its EOF line"
+
 # ------------------------------------------------------- --json (item 7)
 expect "load --json" 0 "$bin" load "$tmp/j.snap" "$tmp/t.pcap" --json &&
 	ok_if "load --json: the summary" python3 -c '
