@@ -171,16 +171,6 @@ static void report_unbound(const char *path, const unbound_stats_t *us)
 	fputc('\n', stderr);
 }
 
-/* The pcap and pcapng magic numbers (capture.c tells the kinds the same way). */
-static int capture_magic(const uint8_t *b, size_t n)
-{
-	if (n < 4)
-		return 0;
-	uint32_t m = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-	return m == 0xa1b2c3d4 || m == 0xd4c3b2a1 || m == 0xa1b23c4d || m == 0x4d3cb2a1 ||
-	       m == 0xa1b2cd34 || m == 0x34cdb2a1 || m == 0x0a0d0d0a;
-}
-
 /*
  * Open an input and tell its kind from its first line. Standard input is
  * copied to a temporary file first (it cannot be rewound; a capture or dump
@@ -214,7 +204,7 @@ static FILE *open_input(const char *path, input_t *in, char *err, size_t errcap)
 	uint8_t head[32];
 	size_t n = fread(head, 1, sizeof head, f);
 	in->is_dump = unbound_is_dump(head, n);
-	in->is_capture = capture_magic(head, n);
+	in->is_capture = capture_is_capture(head, n);
 	rewind(f);
 	return f;
 }

@@ -15,11 +15,6 @@
 
 #include "cache_internal.h"
 
-static uint32_t rd32le(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The records that make an entry's data: not the DNSSEC ones, not additional. */
 static int is_data(const dnsnap_rr_t *rr)
 {
@@ -101,7 +96,7 @@ int dnsnap__keep_older(const uint8_t *older, size_t older_len, const uint8_t *ne
 	    dnsnap_entry_header(newer, newer_len, &n, NULL) != DNSNAP_OK)
 		return 0;
 	/* the older must still be live when the newer arrives */
-	if ((int32_t)(rd32le(older + 4) - rd32le(newer)) <= 0)
+	if ((int32_t)(o.expiry - n.inception) <= 0)
 		return 0;
 	if (!(o.flags & DNSNAP_EF_DNSSEC) || (n.flags & DNSNAP_EF_DNSSEC))
 		return 0;

@@ -815,6 +815,11 @@ static enum kind sniff(const uint8_t *b, size_t n)
 	}
 }
 
+int capture_is_capture(const uint8_t *head, size_t n)
+{
+	return sniff(head, n) == CAPTURE;
+}
+
 static int fail(char *err, size_t errcap, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

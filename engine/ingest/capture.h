@@ -173,6 +173,10 @@ int capture_read(const char *path, uint16_t port, capture_fn fn, void *arg,
 int capture_read_stream(FILE *f, const char *name, uint16_t port, capture_fn fn, void *arg,
 			capture_stats_t *st, char *err, size_t errcap);
 
+/** Whether the first bytes of an input (@p n of them, up to 4 used) are a
+ * pcap or pcapng magic number: what capture_read() takes for a capture. */
+int capture_is_capture(const uint8_t *head, size_t n);
+
 /** The reason's description ("truncated packet"), or "?" when out of range. */
 const char *capture_reason_name(int reason);
 

@@ -640,6 +640,9 @@ static void test_packet_times_give_the_capture_range(void **state)
 	for (int f = 0; f < 2; f++) {
 		cbuf_t b = { 0 };
 		captures_timed(&b, f ? CF_PCAPNG : CF_PCAP_US_LE, 1800000000, 53);
+		assert_true(capture_is_capture(b.p, b.n));
+		assert_false(capture_is_capture(b.p, 3));
+		assert_false(capture_is_capture((const uint8_t *)"\x1f\x8b\x08\x00", 4));
 		FILE *fp = fmemopen(b.p, b.n, "rb");
 		assert_non_null(fp);
 		char err[256];
