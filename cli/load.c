@@ -5,11 +5,19 @@
  * them, merged with what SNAP already holds, published atomically.
  *
  * Every response is inserted under its question (the key of its QNAME,
- * QTYPE, QCLASS and CD bit, no tag) at --now, through the same cache code a
- * resolver embeds: the same TTL policy (defaults: capped at 1 day, negative
- * answers at 3 hours), the same refusals. Later responses for a key replace
- * earlier ones within a load. Then dnsnap_snap_merge(): a live entry of the
- * old SNAP stays unless the load brought a newer one for its key.
+ * QTYPE, QCLASS and CD bit, no tag) at the time it arrived: its packet's
+ * time in a capture; the load's time (--now, default the clock) for framed
+ * files, Unbound's text, and every input when --now is given. It goes
+ * through the same cache code a resolver embeds: the same TTL policy
+ * (defaults: capped at 1 day, negative answers at 3 hours), the same
+ * refusals, the same keep rule (a later response for a key replaces an
+ * earlier one, unless the earlier is live with DNSSEC records the later
+ * lacks for the same data: spec/DECISIONS.md). A packet time after the
+ * load's is clock skew: taken as the load's time, counted. Responses
+ * already expired at the load's time are counted and not stored (the
+ * snapshot holds what is live). Then dnsnap_snap_merge(): a live entry of
+ * the old SNAP stays unless the load brought a newer one for its key (the
+ * same keep rule).
  *
  * The writers' lock (dnsnap_snap_lock()) is taken after the inputs are read,
  * before the old SNAP is opened as the base, and kept until the merge is
@@ -20,6 +28,7 @@
  * anything is written (a mistyped file name must not publish half a load).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +37,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "json.h"
 #include "unbound.h"
 
 #define REASONS_MAX 32
@@ -35,14 +45,26 @@
 typedef struct load {
 	dnsnap_cache_t *c;
 	dnsnap_encoded_t *scratch;
-	uint32_t now;
+	uint32_t now;            /* the load's time: --now, or the clock */
+	int now_given;           /* --now: every response arrives at it */
 	uint64_t responses, used, queries;
+	uint64_t expired;        /* cacheable, but expired at the load's time */
+	uint64_t kept;           /* dropped by the keep rule */
+	uint64_t future;         /* packet times after the load's, taken as it */
 	struct { const char *name; uint64_t n; } why[REASONS_MAX];
 	size_t nwhy;
 	int oom;
 	const dnsnap_progress_t *pr; /* messages read, on a terminal */
 	uint64_t seen;
 } load_t;
+
+/* What one input gave, for the report and --json. */
+typedef struct input {
+	const char *name;
+	int is_dump, is_capture;
+	capture_stats_t cs;
+	unbound_stats_t us;
+} input_t;
 
 static void count(load_t *l, const char *reason)
 {
@@ -90,10 +112,22 @@ static const char *notcache_reason(const uint8_t *m, const dnsnap_diag_t *d)
 	return "TTL 0 (not cached)";
 }
 
+/* When a response arrived: its packet's time, unless --now or an input
+ * without times; a time after the load's is taken as the load's. */
+static uint32_t arrival(load_t *l, const capture_info_t *info)
+{
+	if (l->now_given || info == NULL || info->transport == CAPTURE_FRAMED)
+		return l->now;
+	if (info->ts_sec > (int64_t)l->now) {
+		l->future++;
+		return l->now;
+	}
+	return info->ts_sec < 0 ? 0 : (uint32_t)info->ts_sec;
+}
+
 static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_info_t *info)
 {
 	load_t *l = arg;
-	(void)info;
 	if (++l->seen % DNSNAP_PROGRESS_EVERY == 0 && l->pr != NULL)
 		l->pr->fn(l->pr->arg, l->seen, 0);
 	if ((msg[2] & 0x80) == 0) {
@@ -106,10 +140,18 @@ static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_i
 		count(l, why);
 		return 0;
 	}
+	uint32_t at = arrival(l, info);
 	dnsnap_diag_t d;
-	int err = dnsnap_cache_insert(l->c, msg, len, l->now, NULL, 0, l->scratch, &d);
+	int err = dnsnap_cache_insert(l->c, msg, len, at, NULL, 0, l->scratch, &d);
 	if (err == DNSNAP_OK) {
-		l->used++;
+		dnsnap_cache_stats_t st;
+		dnsnap_cache_stats(l->c, &st);
+		if (st.kept != l->kept)
+			l->kept = st.kept; /* an earlier one with DNSSEC records stays */
+		else if ((int32_t)(entry_expiry(l->scratch->entry) - l->now) <= 0)
+			l->expired++; /* the writer leaves it out */
+		else
+			l->used++;
 		return 0;
 	}
 	if (err == DNSNAP_ENOMEM) {
@@ -129,10 +171,11 @@ static int on_unbound(void *arg, const uint8_t *msg, size_t len)
 
 static void report_unbound(const char *path, const unbound_stats_t *us)
 {
-	fprintf(stderr, "dnsnap load: %s: Unbound cache dump: %llu lines, %llu RRsets, %llu "
-		"messages, %llu responses rebuilt", path, (unsigned long long)us->lines,
-		(unsigned long long)us->rrsets, (unsigned long long)us->messages,
-		(unsigned long long)us->responses);
+	fprintf(stderr, "dnsnap load: %s: Unbound cache dump: %llu %s, %llu %s, %llu %s, %llu %s "
+		"rebuilt", path, (unsigned long long)us->lines, plural(us->lines, "line", "lines"),
+		(unsigned long long)us->rrsets, plural(us->rrsets, "RRset", "RRsets"),
+		(unsigned long long)us->messages, plural(us->messages, "message", "messages"),
+		(unsigned long long)us->responses, plural(us->responses, "response", "responses"));
 	for (int r = 0; r < UB_REASONS; r++)
 		if (us->skipped[r])
 			fprintf(stderr, "; %llu %s", (unsigned long long)us->skipped[r],
@@ -145,7 +188,7 @@ static void report_unbound(const char *path, const unbound_stats_t *us)
  * copied to a temporary file first (it cannot be rewound; a capture or dump
  * fits on the disk it came from): both readers then start at its beginning.
  */
-static FILE *open_input(const char *path, int *is_dump, char *err, size_t errcap)
+static FILE *open_input(const char *path, input_t *in, char *err, size_t errcap)
 {
 	FILE *f;
 	if (strcmp(path, "-") == 0) {
@@ -172,22 +215,68 @@ static FILE *open_input(const char *path, int *is_dump, char *err, size_t errcap
 	rewind(f);
 	uint8_t head[32];
 	size_t n = fread(head, 1, sizeof head, f);
-	*is_dump = unbound_is_dump(head, n);
+	in->is_dump = unbound_is_dump(head, n);
+	in->is_capture = capture_is_capture(head, n);
 	rewind(f);
 	return f;
 }
 
-static void report_input(const char *path, const capture_stats_t *cs)
+/* A capture time as ISO 8601 (times outside 1970-2106 are clamped to it). */
+static void iso(int64_t t, char out[21])
 {
-	fprintf(stderr, "dnsnap load: %s: ", path);
-	if (cs->packets)
-		fprintf(stderr, "%llu packets, ", (unsigned long long)cs->packets);
-	fprintf(stderr, "%llu DNS messages", (unsigned long long)cs->messages);
+	time_iso(t < 0 ? 0 : t > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)t, out);
+}
+
+static void report_input(const input_t *in)
+{
+	const capture_stats_t *cs = &in->cs;
+	fprintf(stderr, "dnsnap load: %s: ", in->name);
+	if (cs->packets) {
+		char a[21], b[21];
+		iso(cs->ts_min, a);
+		iso(cs->ts_max, b);
+		fprintf(stderr, "%llu %s from %s to %s, ", (unsigned long long)cs->packets,
+			plural(cs->packets, "packet", "packets"), a, b);
+	}
+	fprintf(stderr, "%llu DNS %s", (unsigned long long)cs->messages,
+		plural(cs->messages, "message", "messages"));
 	for (int r = 0; r < CAP_REASONS; r++)
 		if (cs->skipped[r])
 			fprintf(stderr, "; %llu %s", (unsigned long long)cs->skipped[r],
 				capture_reason_name(r));
 	fputc('\n', stderr);
+}
+
+/* A capture with no DNS on the port asked for: the ports that look like DNS,
+ * most packets first, and "try --port". */
+static void port_hint(const input_t *in, unsigned port)
+{
+	const capture_stats_t *cs = &in->cs;
+	if (cs->messages != 0 || cs->packets == 0)
+		return;
+	int order[CAPTURE_OTHER_PORTS], n = 0;
+	uint64_t udp = 0, tcp = 0;
+	for (int i = 0; i < CAPTURE_OTHER_PORTS && cs->other[i].port != 0; i++) {
+		int k = n++;
+		uint64_t pk = cs->other[i].udp + cs->other[i].tcp;
+		while (k > 0 && cs->other[order[k - 1]].udp + cs->other[order[k - 1]].tcp < pk) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = i;
+		udp += cs->other[i].udp;
+		tcp += cs->other[i].tcp;
+	}
+	fprintf(stderr, "dnsnap load: %s: no DNS messages on port %u", in->name, port);
+	if (n == 0) {
+		fputc('\n', stderr);
+		return;
+	}
+	fprintf(stderr, "; the capture has DNS-like %s traffic on %s ",
+		udp && tcp ? "UDP and TCP" : udp ? "UDP" : "TCP", n == 1 ? "port" : "ports");
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s%u", i ? ", " : "", cs->other[order[i]].port);
+	fprintf(stderr, ": try --port %u\n", cs->other[order[0]].port);
 }
 
 static int count_none(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
@@ -213,41 +302,159 @@ static int base_damaged(const char *path, dnsnap_snap_t *base)
 	return 1;
 }
 
+/* The summary of responses on stderr: "6 responses (3 cached, 2 distinct
+ * questions, ...), 1 query skipped; 1 truncated (TC=1)". */
+static void report_load(const load_t *l, size_t questions)
+{
+	fprintf(stderr, "dnsnap load: %llu %s (%llu cached, %zu distinct %s",
+		(unsigned long long)l->responses, plural(l->responses, "response", "responses"),
+		(unsigned long long)l->used, questions, plural(questions, "question", "questions"));
+	if (l->expired)
+		fprintf(stderr, ", %llu expired before the load", (unsigned long long)l->expired);
+	if (l->kept)
+		fprintf(stderr, ", %llu left for an earlier one with DNSSEC records",
+			(unsigned long long)l->kept);
+	fprintf(stderr, "), %llu %s skipped", (unsigned long long)l->queries,
+		plural(l->queries, "query", "queries"));
+	for (size_t i = 0; i < l->nwhy; i++)
+		fprintf(stderr, "; %llu %s", (unsigned long long)l->why[i].n, l->why[i].name);
+	fputc('\n', stderr);
+}
+
+static void json_reasons(jw_t *j, const char *key, const uint64_t *n, int count,
+			 const char *(*name)(int))
+{
+	jw_key(j, key);
+	jw_obj(j);
+	for (int r = 0; r < count; r++)
+		if (n[r])
+			jw_ku64(j, name(r), n[r]);
+	jw_end(j);
+}
+
+static void json_time(jw_t *j, const char *key, int64_t t)
+{
+	char buf[21];
+	iso(t, buf);
+	jw_kstr(j, key, buf);
+}
+
+/* --json: the whole load as one object on standard output. */
+static void json_report(const char *path, const load_t *l, const input_t *in, int ninputs,
+			size_t questions, const dnsnap_snap_write_stats_t *st, int written,
+			int had_base)
+{
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "snapshot", path);
+	json_time(&j, "load_time", l->now);
+	jw_kstr(&j, "arrival", l->now_given ? "--now" : "packet times");
+	jw_key(&j, "inputs");
+	jw_arr(&j);
+	for (int i = 0; i < ninputs; i++) {
+		jw_obj(&j);
+		jw_kstr(&j, "file", in[i].name);
+		if (in[i].is_dump) {
+			const unbound_stats_t *us = &in[i].us;
+			jw_kstr(&j, "format", "unbound");
+			jw_ku64(&j, "lines", us->lines);
+			jw_ku64(&j, "rrsets", us->rrsets);
+			jw_ku64(&j, "messages", us->messages);
+			jw_ku64(&j, "responses", us->responses);
+			json_reasons(&j, "skipped", us->skipped, UB_REASONS, unbound_reason_name);
+		} else {
+			const capture_stats_t *cs = &in[i].cs;
+			jw_kstr(&j, "format", in[i].is_capture ? "capture" : "framed");
+			jw_ku64(&j, "packets", cs->packets);
+			if (cs->packets) {
+				json_time(&j, "first_packet", cs->ts_min);
+				json_time(&j, "last_packet", cs->ts_max);
+			}
+			jw_ku64(&j, "messages", cs->messages);
+			json_reasons(&j, "skipped", cs->skipped, CAP_REASONS, capture_reason_name);
+		}
+		jw_end(&j);
+	}
+	jw_end(&j);
+	jw_ku64(&j, "responses", l->responses);
+	jw_ku64(&j, "queries", l->queries);
+	jw_ku64(&j, "cached", l->used);
+	jw_ku64(&j, "questions", questions);
+	jw_ku64(&j, "expired", l->expired);
+	jw_ku64(&j, "kept_earlier_dnssec", l->kept);
+	jw_ku64(&j, "future_times", l->future);
+	jw_key(&j, "refused");
+	jw_obj(&j);
+	for (size_t i = 0; i < l->nwhy; i++)
+		jw_ku64(&j, l->why[i].name, l->why[i].n);
+	jw_end(&j);
+	jw_kbool(&j, "written", written);
+	if (written) {
+		jw_ku64(&j, "entries", st->entries);
+		jw_ku64(&j, "loaded", st->entries - st->from_base);
+		jw_ku64(&j, "kept", st->from_base);
+		if (had_base) {
+			jw_ku64(&j, "replaced", st->replaced);
+			jw_ku64(&j, "base_expired", st->base_expired);
+		}
+		jw_ku64(&j, "damaged_left_out", st->base_bad);
+	}
+	jw_end(&j);
+	jw_nl(&j);
+}
+
+enum { OPT_PORT = 0x100, OPT_NOW, OPT_WAIT, OPT_DROP, OPT_JSON };
+
+static const struct option longopts[] = {
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "now", required_argument, NULL, OPT_NOW },
+	{ "wait", required_argument, NULL, OPT_WAIT },
+	{ "drop-damaged", no_argument, NULL, OPT_DROP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
 int cmd_load(int argc, char **argv)
 {
-	const char *path = NULL;
-	const char *inputs[256];
-	int ninputs = 0, drop = 0;
-	unsigned long long now = (unsigned long long)time(NULL), port = 53, wait = WAIT_DEFAULT;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
-			if (number("load", "--port", argv[++i], 65535, &port))
+	int drop = 0, json = 0, now_given = 0, c;
+	uint32_t now = (uint32_t)time(NULL);
+	unsigned long long port = 53, wait = WAIT_DEFAULT;
+	while ((c = opt_next("load", argc, argv, "", longopts)) != -1) {
+		switch (c) {
+		case OPT_PORT:
+			if (number("load", "--port", optarg, 65535, &port))
 				return EXIT_USAGE;
 			if (port == 0)
 				return fail("load", NULL, "--port: 0 is not a port");
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("load", "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case OPT_NOW:
+			if (time_arg("load", "--now", optarg, &now))
 				return EXIT_USAGE;
-		} else if (strcmp(argv[i], "--drop-damaged") == 0) {
+			now_given = 1;
+			break;
+		case OPT_WAIT:
+			if (number("load", "--wait", optarg, INT32_MAX, &wait))
+				return EXIT_USAGE;
+			break;
+		case OPT_DROP:
 			drop = 1;
-		} else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
-			if (number("load", "--wait", argv[++i], INT32_MAX, &wait))
-				return EXIT_USAGE;
-		} else if (argv[i][0] == '-' && argv[i][1] != 0) {
-			return fail("load", NULL, "unexpected argument: %s", argv[i]);
-		} else if (path == NULL) {
-			if (strcmp(argv[i], "-") == 0)
-				return fail("load", NULL, "the snapshot cannot be standard output");
-			path = argv[i];
-		} else if (ninputs < (int)(sizeof inputs / sizeof inputs[0])) {
-			inputs[ninputs++] = argv[i];
-		} else {
-			return fail("load", NULL, "at most %zu inputs at once",
-				    sizeof inputs / sizeof inputs[0]);
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		default:
+			return EXIT_USAGE;
 		}
 	}
-	if (path == NULL || ninputs == 0)
-		return fail("load", NULL, "needs a snapshot and at least one input (- for stdin)");
+	if (opt_operands("load", argc, argv, 2, -1,
+			 "a snapshot and at least one input (- for stdin)") < 0)
+		return EXIT_USAGE;
+	const char *path = argv[optind];
+	char **inputs = argv + optind + 1;
+	int ninputs = argc - optind - 1;
+	if (strcmp(path, "-") == 0)
+		return fail("load", NULL, "the snapshot cannot be standard output");
 	int stdin_used = 0;
 	for (int i = 0; i < ninputs; i++) {
 		if (strcmp(inputs[i], "-") == 0 && stdin_used++)
@@ -270,11 +477,13 @@ int cmd_load(int argc, char **argv)
 	base = NULL;
 	int existed = stat(path, &sb) == 0;
 
-	load_t l = { .now = (uint32_t)now };
+	load_t l = { .now = now, .now_given = now_given };
 	dnsnap_cache_opts_t o;
 	dnsnap_cache_opts_default(&o); /* a resolver's TTL policy, no size limit */
 	int rc = 0;
-	if (dnsnap_cache_new(&o, &l.c) != DNSNAP_OK || (l.scratch = malloc(sizeof *l.scratch)) == NULL) {
+	input_t *in = calloc((size_t)ninputs, sizeof *in);
+	if (in == NULL || dnsnap_cache_new(&o, &l.c) != DNSNAP_OK ||
+	    (l.scratch = malloc(sizeof *l.scratch)) == NULL) {
 		rc = fail("load", NULL, "out of memory");
 		goto out;
 	}
@@ -282,17 +491,16 @@ int cmd_load(int argc, char **argv)
 	l.pr = progress_start(&pg, "load");
 	pg.unit = "DNS messages";
 	for (int i = 0; i < ninputs && rc == 0; i++) {
-		capture_stats_t cs;
-		unbound_stats_t us;
 		char err[512];
-		const char *name = strcmp(inputs[i], "-") ? inputs[i] : "standard input";
-		int is_dump = 0, r = -1;
-		FILE *f = open_input(inputs[i], &is_dump, err, sizeof err);
-		if (f != NULL && is_dump)
-			r = unbound_read_stream(f, name, on_unbound, &l, &us, err, sizeof err);
-		else if (f != NULL)
-			r = capture_read_stream(f, name, (uint16_t)port, on_message, &l, &cs, err,
+		in[i].name = strcmp(inputs[i], "-") ? inputs[i] : "standard input";
+		int r = -1;
+		FILE *f = open_input(inputs[i], &in[i], err, sizeof err);
+		if (f != NULL && in[i].is_dump)
+			r = unbound_read_stream(f, in[i].name, on_unbound, &l, &in[i].us, err,
 						sizeof err);
+		else if (f != NULL)
+			r = capture_read_stream(f, in[i].name, (uint16_t)port, on_message, &l,
+						&in[i].cs, err, sizeof err);
 		if (f != NULL)
 			fclose(f);
 		if (l.pr != NULL && l.seen >= DNSNAP_PROGRESS_EVERY)
@@ -302,10 +510,13 @@ int cmd_load(int argc, char **argv)
 			rc = fail("load", NULL, "%s; nothing was written", l.oom ? "out of memory" : err);
 			break;
 		}
-		if (is_dump)
-			report_unbound(inputs[i], &us);
-		else
-			report_input(inputs[i], &cs);
+		in[i].name = inputs[i]; /* reported as given, "-" too */
+		if (!json && in[i].is_dump)
+			report_unbound(inputs[i], &in[i].us);
+		else if (!json)
+			report_input(&in[i]);
+		if (!in[i].is_dump)
+			port_hint(&in[i], (unsigned)port);
 		if (err[0])
 			fprintf(stderr, "dnsnap load: %s\n", err);
 	}
@@ -313,15 +524,26 @@ int cmd_load(int argc, char **argv)
 		goto out;
 	dnsnap_cache_stats_t cst;
 	dnsnap_cache_stats(l.c, &cst);
-	fprintf(stderr, "dnsnap load: %llu responses (%llu cached, %zu distinct questions), "
-		"%llu queries skipped", (unsigned long long)l.responses, (unsigned long long)l.used,
-		cst.entries, (unsigned long long)l.queries);
-	for (size_t i = 0; i < l.nwhy; i++)
-		fprintf(stderr, "; %llu %s", (unsigned long long)l.why[i].n, l.why[i].name);
-	fputc('\n', stderr);
+	if (!json)
+		report_load(&l, cst.entries);
+	if (l.future) {
+		char t[21];
+		time_iso(now, t);
+		fprintf(stderr, "dnsnap load: %llu %s timed after the load's time (%s), taken as "
+			"arriving then (clock skew?)\n", (unsigned long long)l.future,
+			plural(l.future, "response", "responses"), t);
+	}
+	dnsnap_snap_write_stats_t st = { 0 };
 	if (l.used == 0) {
-		fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
-			existed ? "the snapshot is unchanged" : "no snapshot written");
+		if (l.expired)
+			fprintf(stderr, "dnsnap load: %s: no live response (%llu expired before the "
+				"load); %s\n", path, (unsigned long long)l.expired,
+				existed ? "the snapshot is unchanged" : "no snapshot written");
+		else
+			fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
+				existed ? "the snapshot is unchanged" : "no snapshot written");
+		if (json)
+			json_report(path, &l, in, ninputs, cst.entries, &st, 0, 0);
 		rc = EXIT_NONE;
 		goto out;
 	}
@@ -333,23 +555,29 @@ int cmd_load(int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	dnsnap_snap_write_stats_t st = { 0 };
 	dnsnap_diag_t d;
-	int err = dnsnap_snap_merge(l.c, base, path, (uint32_t)now, &st, &d);
+	int err = dnsnap_snap_merge(l.c, base, path, now, &st, &d);
 	if (err != DNSNAP_OK) {
 		rc = fail("load", NULL, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
 									   : strerror(-err));
 		goto out;
 	}
 	if (st.base_bad)
-		fprintf(stderr, "dnsnap load: %s: %llu damaged entries of the old snapshot left out\n",
-			path, (unsigned long long)st.base_bad);
-	printf("%s: %llu entries: %llu loaded, %llu kept", path, (unsigned long long)st.entries,
-	       (unsigned long long)(st.entries - st.from_base), (unsigned long long)st.from_base);
-	if (base != NULL)
-		printf(" (%llu replaced, %llu expired dropped)", (unsigned long long)st.replaced,
-		       (unsigned long long)st.base_expired);
-	putchar('\n');
+		fprintf(stderr, "dnsnap load: %s: %llu damaged %s of the old snapshot left out\n",
+			path, (unsigned long long)st.base_bad,
+			plural(st.base_bad, "entry", "entries"));
+	if (json) {
+		json_report(path, &l, in, ninputs, cst.entries, &st, 1, base != NULL);
+	} else {
+		printf("%s: %llu %s: %llu loaded, %llu kept", path, (unsigned long long)st.entries,
+		       plural(st.entries, "entry", "entries"),
+		       (unsigned long long)(st.entries - st.from_base),
+		       (unsigned long long)st.from_base);
+		if (base != NULL)
+			printf(" (%llu replaced, %llu expired dropped)",
+			       (unsigned long long)st.replaced, (unsigned long long)st.base_expired);
+		putchar('\n');
+	}
 	if (st.base_bad)
 		rc = EXIT_USAGE; /* published without them, but the old file was damaged */
 out:
@@ -357,5 +585,6 @@ out:
 	dnsnap_snap_unlock(lk);
 	dnsnap_cache_free(l.c);
 	free(l.scratch);
+	free(in);
 	return rc;
 }

@@ -68,7 +68,7 @@ struct shard {
 	size_t hand;
 	uint64_t seed;           /* the cache's, for rehashing under this lock */
 	_Atomic uint64_t hits, misses, stale_served;
-	uint64_t inserts, evictions, expired;
+	uint64_t inserts, evictions, expired, kept;
 } __attribute__((aligned(64)));
 
 struct dnsnap_cache {
@@ -375,8 +375,9 @@ static int make_room(dnsnap_cache_t *c, struct shard *s, uint32_t now)
 	return DNSNAP_OK;
 }
 
-/* Index an allocated entry; on failure it is freed. */
-static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now)
+/* Index an allocated entry; on failure it is freed. @p keep_rule: a live
+ * entry the keep rule prefers stays, and @p e is freed (a response's insert). */
+static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now, int keep_rule)
 {
 	uint64_t h = hash_key(c->seed, ce_key(e), e->key_len);
 	if ((uintptr_t)e > PTR_MASK) {
@@ -395,6 +396,14 @@ static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now)
 
 	pthread_rwlock_wrlock(&s->lock);
 	size_t i = find(s, h, ce_key(e), e->key_len);
+	if (i != SIZE_MAX && keep_rule &&
+	    dnsnap__keep_older(ce_entry(slot_entry(s->slots[i])),
+			       slot_entry(s->slots[i])->entry_len, ce_entry(e), e->entry_len)) {
+		s->kept++;
+		pthread_rwlock_unlock(&s->lock);
+		dnsnap_free(e);
+		return DNSNAP_OK;
+	}
 	if (i != SIZE_MAX) {
 		struct centry *old = slot_entry(s->slots[i]);
 		/* A refresh keeps the hit count: it is the name's popularity. */
@@ -421,8 +430,8 @@ static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now)
 	return DNSNAP_OK;
 }
 
-int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
-			      const uint8_t *entry, size_t entry_len)
+static int insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+			const uint8_t *entry, size_t entry_len, int keep_rule)
 {
 	if (c == NULL || key == NULL || entry == NULL || key_len == 0 ||
 	    key_len > DNSNAP_KEY_MAX || entry_len > DNSNAP_ENTRY_MAX)
@@ -442,7 +451,13 @@ int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_
 	memcpy(e->data + key_len, entry, entry_len);
 	uint32_t inception = (uint32_t)entry[0] | (uint32_t)entry[1] << 8 |
 			     (uint32_t)entry[2] << 16 | (uint32_t)entry[3] << 24;
-	return insert_alloc(c, e, inception);
+	return insert_alloc(c, e, inception, keep_rule);
+}
+
+int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+			      const uint8_t *entry, size_t entry_len)
+{
+	return insert_entry(c, key, key_len, entry, entry_len, 0);
 }
 
 int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
@@ -461,8 +476,8 @@ int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint3
 		}
 		return DNSNAP_ENOTCACHE;
 	}
-	return dnsnap_cache_insert_entry(c, scratch->key, scratch->key_len, scratch->entry,
-					 scratch->entry_len);
+	return insert_entry(c, scratch->key, scratch->key_len, scratch->entry, scratch->entry_len,
+			    1);
 }
 
 int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now,
@@ -579,6 +594,7 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out)
 		out->inserts += s->inserts;
 		out->evictions += s->evictions;
 		out->expired += s->expired;
+		out->kept += s->kept;
 		pthread_rwlock_unlock(&s->lock);
 		out->hits += atomic_load_explicit(&s->hits, memory_order_relaxed);
 		out->misses += atomic_load_explicit(&s->misses, memory_order_relaxed);

@@ -38,4 +38,15 @@ int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 unsigned dnsnap__cache_shard_of(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 				uint64_t *hash);
 
+/*
+ * The keep rule (keep.c, spec/DECISIONS.md): whether @p older, the entry a
+ * key holds, stays when @p newer (a later, or equally timed, response for the
+ * same key) comes: it must still be live at the newer's Inception, hold
+ * DNSSEC records the newer lacks, and the same data (RCODE, kind, answer and
+ * authority records but RRSIG, NSEC, NSEC3 and authority DS; TTLs aside).
+ * Both entries are trusted (encoded here, or validated). @return 1 keep older
+ */
+int dnsnap__keep_older(const uint8_t *older, size_t older_len, const uint8_t *newer,
+		       size_t newer_len);
+
 #endif

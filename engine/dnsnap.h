@@ -130,7 +130,11 @@ void dnsnap_cache_free(dnsnap_cache_t *c);
 /**
  * Insert a DNS response (wire form) under the key made from its question, its
  * CD bit and @p tag, at time @p now. A refresh replaces the entry (entries
- * are immutable: the old one is freed once no reader uses it). When the
+ * are immutable: the old one is freed once no reader uses it), but for the
+ * keep rule (spec/DECISIONS.md): a live entry holding DNSSEC records stays
+ * when the response has the same data without them (it could not answer a
+ * DO=1 client); the response is then dropped, DNSNAP_OK returned and
+ * dnsnap_cache_stats_t.kept counted. When the
  * cache is over a limit, expired entries are evicted first, then entries not
  * used since the eviction hand last passed (CLOCK).
  *
@@ -176,6 +180,7 @@ typedef struct dnsnap_cache_stats {
 	size_t entries;
 	size_t bytes;            /* all-in, as accounted against max_bytes */
 	uint64_t hits, misses, inserts, evictions, expired, stale_served;
+	uint64_t kept;           /* responses dropped by the keep rule (dnsnap_cache_insert()) */
 } dnsnap_cache_stats_t;
 
 /** A snapshot of the counters (each read atomically, not all at one instant). */
@@ -270,8 +275,10 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
 
 /**
  * Like dnsnap_snap_write(), with the live entries of @p base (at @p now) that
- * @p c does not replace: where both hold a key, the entry with the later
- * Inception wins (a tie: @p c's). @p base may be the snapshot at @p path
+ * @p c does not replace: where both hold a live entry for a key, the one with
+ * the later Inception wins (a tie: @p c's), unless the keep rule of
+ * dnsnap_cache_insert() keeps the older (it has DNSSEC records the newer
+ * lacks, for the same data); an expired base entry never wins. @p base may be the snapshot at @p path
  * itself (the old file stays mapped until closed). A base entry that fails
  * validation is left out and counted (stats->base_bad): merging never fails
  * on a damaged base, and never copies damage. Memory: the cache's copy, not

@@ -473,9 +473,19 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 		if ((m->err = merge_put_rec(m, &m->r[m->i++])) != DNSNAP_OK)
 			return 1;
 	/* the scan hands over checked entries only: the damaged are counted */
-	if (c == 0) { /* both hold the key: the later Inception wins */
+	if (c == 0) { /* both hold the key: the later Inception wins, but for the
+		       * keep rule; the cache's entries are live, an expired base
+		       * entry never wins */
 		const rec_t *r = &m->r[m->i++];
-		if ((int32_t)(get32(entry) - get32(r->key + r->key_len)) > 0) {
+		const uint8_t *ce = r->key + r->key_len;
+		int base_wins = 0;
+		if ((int32_t)(get32(entry + 4) - m->now) <= 0)
+			base_wins = 0;
+		else if ((int32_t)(get32(entry) - get32(ce)) > 0)
+			base_wins = !dnsnap__keep_older(ce, r->entry_len, entry, entry_len);
+		else
+			base_wins = dnsnap__keep_older(entry, entry_len, ce, r->entry_len);
+		if (base_wins) {
 			m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
 			m->st.from_base++;
 		} else {

@@ -498,6 +498,27 @@ static void flow_key(uint8_t *key, const struct addrs *a, const uint8_t *ports)
 	memcpy(key + 33, ports, 4);
 }
 
+/* A packet on another port: remember its server port when its payload looks
+ * like DNS (@p dns: the DNS header, @p n bytes of it captured). */
+static void other_port(capture_t *c, const uint8_t *ports, const uint8_t *dns, size_t n,
+		       int tcp)
+{
+	if (n < 12 || ((dns[2] >> 3) & 0xf) != 0 || rd16(dns + 4) != 1)
+		return;
+	uint16_t port = rd16(ports + ((dns[2] & 0x80) ? 0 : 2));
+	for (int i = 0; i < CAPTURE_OTHER_PORTS; i++) {
+		struct capture_port *o = &c->st->other[i];
+		if (o->port != port && o->port != 0)
+			continue;
+		o->port = port;
+		if (tcp)
+			o->tcp++;
+		else
+			o->udp++;
+		return;
+	}
+}
+
 /* @p len: the transport header and payload as the IP header says; @p avail:
  * how much of it was captured (<= len). */
 static int udp(capture_t *c, const uint8_t *p, size_t len, size_t avail)
@@ -506,8 +527,10 @@ static int udp(capture_t *c, const uint8_t *p, size_t len, size_t avail)
 		return skip(c, CAP_BAD_UDP);
 	if (avail < 8)
 		return skip(c, CAP_TRUNCATED);
-	if (rd16(p) != c->port && rd16(p + 2) != c->port)
+	if (rd16(p) != c->port && rd16(p + 2) != c->port) {
+		other_port(c, p, p + 8, avail - 8, 0);
 		return skip(c, CAP_OTHER_PORT);
+	}
 	size_t ulen = rd16(p + 4);
 	if (ulen < 8 || ulen > len)
 		return skip(c, CAP_BAD_UDP);
@@ -522,9 +545,13 @@ static int tcp(capture_t *c, const struct addrs *a, const uint8_t *p, size_t len
 		return skip(c, CAP_BAD_TCP);
 	if (avail < 20)
 		return skip(c, CAP_TRUNCATED);
-	if (rd16(p) != c->port && rd16(p + 2) != c->port)
-		return skip(c, CAP_OTHER_PORT);
 	size_t doff = (size_t)(p[12] >> 4) * 4;
+	if (rd16(p) != c->port && rd16(p + 2) != c->port) {
+		/* a segment holding a whole message: its 2-byte length, then it */
+		if (doff >= 20 && doff + 2 <= avail && rd16(p + doff) == len - doff - 2)
+			other_port(c, p, p + doff + 2, avail - doff - 2, 1);
+		return skip(c, CAP_OTHER_PORT);
+	}
 	if (doff < 20 || doff > len)
 		return skip(c, CAP_BAD_TCP);
 	if (avail < len) /* lost to the stream: it will show as a gap */
@@ -699,7 +726,10 @@ static int frame(capture_t *c, int linktype, const uint8_t *p, size_t n, int cut
 int capture_packet(capture_t *c, int linktype, const uint8_t *pkt, size_t caplen, size_t origlen,
 		   int64_t ts_sec, uint32_t ts_nsec)
 {
-	c->st->packets++;
+	if (c->st->packets++ == 0 || ts_sec < c->st->ts_min)
+		c->st->ts_min = ts_sec;
+	if (c->st->packets == 1 || ts_sec > c->st->ts_max)
+		c->st->ts_max = ts_sec;
 	c->ts_sec = ts_sec;
 	c->ts_nsec = ts_nsec;
 	return frame(c, linktype, pkt, caplen, caplen < origlen);
@@ -783,6 +813,11 @@ static enum kind sniff(const uint8_t *b, size_t n)
 	default:
 		return FRAMED;
 	}
+}
+
+int capture_is_capture(const uint8_t *head, size_t n)
+{
+	return sniff(head, n) == CAPTURE;
 }
 
 static int fail(char *err, size_t errcap, const char *fmt, ...)

@@ -106,8 +106,22 @@ enum capture_reason {
 /** Where a delivered message came from. */
 enum capture_transport { CAPTURE_FRAMED = 0, CAPTURE_TCP = 6, CAPTURE_UDP = 17 };
 
+/** Most other ports remembered in capture_stats_t.other (the first seen). */
+#define CAPTURE_OTHER_PORTS 8
+
 typedef struct capture_stats {
 	uint64_t packets;                 /* link-layer frames read (0 for framed files) */
+	int64_t ts_min, ts_max;           /* earliest and latest packet time (seconds),
+					   * when packets > 0; capture order may not be
+					   * time order */
+	/* Ports that are not the DNS port but carry what looks like DNS (a
+	 * header of opcode QUERY with QDCOUNT 1): the server's port (the
+	 * source of a response, the destination of a query), by packets. For
+	 * "try --port" when nothing was found on the port asked for. */
+	struct capture_port {
+		uint16_t port;            /* 0: unused */
+		uint64_t udp, tcp;
+	} other[CAPTURE_OTHER_PORTS];
 	uint64_t messages;                /* DNS messages delivered to the callback */
 	uint64_t skipped[CAP_REASONS];    /* by reason, see capture_reason_name() */
 	int last_problem;                 /* the reason last counted, or -1 */
@@ -158,6 +172,10 @@ int capture_read(const char *path, uint16_t port, capture_fn fn, void *arg,
  */
 int capture_read_stream(FILE *f, const char *name, uint16_t port, capture_fn fn, void *arg,
 			capture_stats_t *st, char *err, size_t errcap);
+
+/** Whether the first bytes of an input (@p n of them, up to 4 used) are a
+ * pcap or pcapng magic number: what capture_read() takes for a capture. */
+int capture_is_capture(const uint8_t *head, size_t n);
 
 /** The reason's description ("truncated packet"), or "?" when out of range. */
 const char *capture_reason_name(int reason);

@@ -83,7 +83,7 @@ if [ -f "$cap" ]; then
 	ok_if "load left the file as it was" cmp -s "$tmp/bad.snap" "$tmp/bad.orig"
 	expect "load --drop-damaged: published, exit 2" 2 "$bin" load --now $now --drop-damaged \
 		"$tmp/bad.snap" "$cap"
-	err_has "load counts what it left out" "1 damaged entries of the old snapshot left out"
+	err_has "load counts what it left out" "1 damaged entry of the old snapshot left out"
 	expect "the loaded file verifies" 0 "$bin" verify "$tmp/bad.snap"
 else
 	echo "not ok - mkcaptures wrote no pcap"; fails=$((fails + 1))

@@ -319,7 +319,8 @@ void trace_write(const captures_trace_t *t, int format, cbuf_t *out)
 		cbuf_put(&b, "\0\0\0\0", 4);          /* opt_endofopt */
 		pcapng_block(out, 1, &b);
 		for (size_t i = 0; i < t->n; i++) {
-			uint64_t ts = (uint64_t)(CAPTURES_TS0 + i) * 1000000000u + CAPTURES_NS;
+			uint64_t ts = t->f[i].ts ? (uint64_t)t->f[i].ts * 1000000000u
+					       : (uint64_t)(CAPTURES_TS0 + i) * 1000000000u + CAPTURES_NS;
 			b.n = 0;
 			put32le(&b, 0); /* interface */
 			put32le(&b, (uint32_t)(ts >> 32));
@@ -349,12 +350,78 @@ void trace_write(const captures_trace_t *t, int format, cbuf_t *out)
 	p32(out, 65535);  /* snaplen */
 	p32(out, t->linktype);
 	for (size_t i = 0; i < t->n; i++) {
-		p32(out, (uint32_t)(CAPTURES_TS0 + i));
-		p32(out, be ? CAPTURES_NS : CAPTURES_NS / 1000);
+		p32(out, t->f[i].ts ? (uint32_t)t->f[i].ts : (uint32_t)(CAPTURES_TS0 + i));
+		p32(out, t->f[i].ts ? 0 : be ? CAPTURES_NS : CAPTURES_NS / 1000);
 		p32(out, t->f[i].caplen);
 		p32(out, t->f[i].origlen);
 		cbuf_put(out, t->data.p + t->f[i].off, t->f[i].caplen);
 	}
+}
+
+/* A response for NAME/A (ID 0x2000 + n) with 192.0.2.last, TTL ttl; signed: AD
+ * and an RRSIG over it. */
+static void timed_response(wb_t *w, const char *name, unsigned last, uint32_t ttl, int sig,
+			   int query)
+{
+	put_header(w, query ? 0x0100 : sig ? 0x81a0 : 0x8180, 1, query ? 0 : 1 + !!sig, 0, 0);
+	w->b[0] = 0x20;
+	w->b[1] = (uint8_t)last;
+	put_name(w, name);
+	put_u16(w, 1);
+	put_u16(w, 1);
+	if (query)
+		return;
+	put_ptr(w, 12);
+	size_t rl = put_fixed(w, 1, 1, ttl);
+	put_u32(w, 0xc0000200 | last);
+	end_rdata(w, rl);
+	if (!sig)
+		return;
+	put_ptr(w, 12);
+	rl = put_fixed(w, 46, 1, ttl);
+	put_u16(w, 1);  /* type covered: A */
+	put_u8(w, 13);  /* ECDSA P-256 */
+	put_u8(w, 3);   /* labels */
+	put_u32(w, ttl);
+	put_u32(w, 2000000000u); /* expiration, inception */
+	put_u32(w, 1600000000u);
+	put_u16(w, 40000);
+	put_name(w, "example.org");
+	for (unsigned i = 0; i < 64; i++)
+		put_u8(w, i * 7);
+	end_rdata(w, rl);
+}
+
+void captures_timed(cbuf_t *out, int format, int64_t base, uint16_t port)
+{
+	static const struct {
+		int64_t at;
+		const char *name;
+		unsigned last;
+		uint32_t ttl;
+		int sig, query;
+	} fr[] = {
+		{ -600, "signed.example.org", 80, 0, 0, 1 },
+		{ -600, "signed.example.org", 80, 3600, 1, 0 },
+		{ -590, "signed.example.org", 80, 3600, 0, 0 },
+		{ -600, "long.example.org", 1, 3600, 0, 0 },
+		{ -540, "short.example.org", 2, 30, 0, 0 },
+		{ 86400 * 365, "future.example.org", 3, 300, 0, 0 },
+	};
+	captures_trace_t t = { .linktype = LT_EN10MB };
+	for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) {
+		wb_t w;
+		timed_response(&w, fr[i].name, fr[i].last, fr[i].ttl, fr[i].sig, fr[i].query);
+		captures_pkt_t p = { .to_server = fr[i].query, .sport = port, .data = w.b,
+				     .len = w.n };
+		uint8_t ip[1024], f[1100];
+		size_t n = captures_ip(&p, ip, sizeof ip);
+		size_t fn = captures_frame(LT_EN10MB, 0, 0, ip, n, f, sizeof f);
+		trace_add(&t, f, fn, fn);
+		t.f[t.n - 1].ts = base + fr[i].at;
+	}
+	trace_write(&t, format, out);
+	trace_free(&t);
 }
 
 void framed_put(cbuf_t *out, int m)

@@ -99,6 +99,7 @@ typedef struct captures_trace {
 	struct {
 		size_t off;               /* into data */
 		uint32_t caplen, origlen;
+		int64_t ts;               /* its time in seconds; 0: CAPTURES_TS0 + i */
 	} f[CAPTURES_FRAMES];
 	cbuf_t data;
 } captures_trace_t;
@@ -117,6 +118,20 @@ enum captures_format { CF_PCAP_US_LE, CF_PCAP_NS_BE, CF_PCAPNG };
  * Block, an Interface Description Block with if_tsresol 9 (nanoseconds), an
  * Enhanced Packet Block per frame, and a custom block after the first frame. */
 void trace_write(const captures_trace_t *t, int format, cbuf_t *out);
+
+/**
+ * The timed capture, for `dnsnap load`'s use of packet times (test_load_time.sh),
+ * as @p format, the server on @p port, at times around @p base (a test's "now",
+ * at or before the load). UDP on EN10MB, frames in this order:
+ *   base-600  query and response signed.example.org/A: 192.0.2.80 and its
+ *             RRSIG, AD, TTL 3600 (a DO=1 client's)
+ *   base-590  response signed.example.org/A: 192.0.2.80 alone, TTL 3600 (DO=0)
+ *   base-600  response long.example.org/A 192.0.2.1, TTL 3600
+ *   base-540  response short.example.org/A 192.0.2.2, TTL 30
+ *   base+1y   response future.example.org/A 192.0.2.3, TTL 300 (clock skew)
+ * Frame times are whole seconds (pcapng: nanosecond resolution, 0 ns).
+ */
+void captures_timed(cbuf_t *out, int format, int64_t base, uint16_t port);
 
 /** @p m as a TCP-framed message: 2-byte length, message. */
 void framed_put(cbuf_t *out, int m);

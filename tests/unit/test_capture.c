@@ -613,6 +613,86 @@ static void test_port_is_matched_on_either_side(void **state)
 	got_free(&g);
 }
 
+/* The earliest and latest packet times, whatever the capture order; each
+ * message with its packet's time (what `dnsnap load` caches it at). */
+static void test_packet_times_give_the_capture_range(void **state)
+{
+	(void)state;
+	got_t g = { 0 };
+	capture_stats_t st;
+	capture_t *c = decoder(53, &g, &st);
+	wb_t w;
+	captures_message(&w, CM_A);
+	size_t n = captures_ip(&(captures_pkt_t){ .data = w.b, .len = w.n }, ipbuf, sizeof ipbuf);
+	assert_int_equal(capture_packet(c, DLT_RAW, ipbuf, n, n, 1700000030, 5), 0);
+	assert_int_equal(capture_packet(c, DLT_RAW, ipbuf, n, n, 1700000010, 0), 0);
+	assert_int_equal(capture_packet(c, DLT_RAW, ipbuf, n, n, 1700000020, 0), 0);
+	assert_int_equal(st.ts_min, 1700000010);
+	assert_int_equal(st.ts_max, 1700000030);
+	assert_int_equal(g.n, 3);
+	assert_int_equal(g.info[0].ts_sec, 1700000030);
+	assert_int_equal(g.info[0].ts_nsec, 5);
+	assert_int_equal(g.info[1].ts_sec, 1700000010);
+	capture_free(c);
+	got_free(&g);
+
+	/* the timed capture, as pcap (microseconds) and pcapng (nanoseconds) */
+	for (int f = 0; f < 2; f++) {
+		cbuf_t b = { 0 };
+		captures_timed(&b, f ? CF_PCAPNG : CF_PCAP_US_LE, 1800000000, 53);
+		assert_true(capture_is_capture(b.p, b.n));
+		assert_false(capture_is_capture(b.p, 3));
+		assert_false(capture_is_capture((const uint8_t *)"\x1f\x8b\x08\x00", 4));
+		FILE *fp = fmemopen(b.p, b.n, "rb");
+		assert_non_null(fp);
+		char err[256];
+		assert_int_equal(capture_read_stream(fp, "timed", 53, collect, &g, &st, err,
+						     sizeof err), 0);
+		fclose(fp);
+		assert_int_equal(st.ts_min, 1800000000 - 600);
+		assert_int_equal(st.ts_max, 1800000000 + 86400 * 365);
+		assert_int_equal(g.n, 6);
+		assert_int_equal(g.info[2].ts_sec, 1800000000 - 590);
+		assert_int_equal(g.info[4].ts_sec, 1800000000 - 540);
+		assert_int_equal(g.info[4].ts_nsec, 0);
+		got_free(&g);
+		cbuf_free(&b);
+	}
+}
+
+/* Packets on other ports that look like DNS are remembered by the server's
+ * port (for load's "try --port"); other traffic is not. */
+static void test_other_ports_carrying_dns_are_remembered(void **state)
+{
+	(void)state;
+	got_t g = { 0 };
+	capture_stats_t st;
+	capture_t *c = decoder(53, &g, &st);
+	wb_t r, q;
+	captures_message(&r, CM_A);
+	captures_message(&q, CM_A_QUERY);
+	cbuf_t fr = { 0 };
+	framed_put(&fr, CM_AAAA);
+	feed_ip(c, &(captures_pkt_t){ .sport = 5353, .data = r.b, .len = r.n });
+	feed_ip(c, &(captures_pkt_t){ .sport = 5353, .data = r.b, .len = r.n });
+	feed_ip(c, &(captures_pkt_t){ .sport = 8053, .to_server = 1, .data = q.b, .len = q.n });
+	feed_ip(c, &(captures_pkt_t){ .sport = 9999, .data = (const uint8_t *)"not DNS", .len = 7 });
+	feed_ip(c, &(captures_pkt_t){ .tcp = 1, .sport = 853, .seq = 9, .data = fr.p, .len = fr.n });
+	feed_ip(c, &(captures_pkt_t){ .tcp = 1, .sport = 853, .seq = 9, .data = fr.p, .len = 5 });
+	assert_int_equal(g.n, 0);
+	assert_skips(&st, SKIPS({ CAP_OTHER_PORT, 6 }));
+	assert_int_equal(st.other[0].port, 5353);
+	assert_int_equal(st.other[0].udp, 2);
+	assert_int_equal(st.other[1].port, 8053); /* a query: its destination */
+	assert_int_equal(st.other[1].udp, 1);
+	assert_int_equal(st.other[2].port, 853);  /* a whole message in a segment only */
+	assert_int_equal(st.other[2].tcp, 1);
+	assert_int_equal(st.other[2].udp, 0);
+	assert_int_equal(st.other[3].port, 0);
+	capture_free(c);
+	cbuf_free(&fr);
+}
+
 /* A header past caplen is "truncated" when the frame was longer on the wire,
  * malformed when it was not. */
 static void test_cut_headers_are_truncated_only_when_the_frame_was_longer(void **state)
@@ -983,6 +1063,8 @@ int main(void)
 		cmocka_unit_test(test_ipv6_extension_headers_are_followed),
 		cmocka_unit_test(test_udp_payload_of_12_bytes_is_a_message_and_11_is_short),
 		cmocka_unit_test(test_port_is_matched_on_either_side),
+		cmocka_unit_test(test_packet_times_give_the_capture_range),
+		cmocka_unit_test(test_other_ports_carrying_dns_are_remembered),
 		cmocka_unit_test(test_cut_headers_are_truncated_only_when_the_frame_was_longer),
 		cmocka_unit_test(test_ipv6_extension_header_past_the_snapshot_is_truncated),
 		cmocka_unit_test(test_tcp_without_a_syn_is_not_followed),
