@@ -25,6 +25,7 @@
 
 #include <pcap/pcap.h>
 
+#include "byteorder.h"
 #include "capture.h"
 
 #define LINKTYPE_RAW 101 /* raw IP in files; pcap_datalink() maps it to DLT_RAW */
@@ -100,16 +101,6 @@ static const char *const reason_names[CAP_REASONS] = {
 const char *capture_reason_name(int reason)
 {
 	return reason >= 0 && reason < CAP_REASONS ? reason_names[reason] : "?";
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 static size_t min_size(size_t a, size_t b)
@@ -301,7 +292,7 @@ static int stream_extract(capture_t *c, struct stream *s)
 {
 	while (s->have >= 2) {
 		const uint8_t *m = s->buf + s->head;
-		size_t len = rd16(m);
+		size_t len = ld16be(m);
 		if (s->have < 2 + len)
 			break;
 		int stop = deliver(c, m + 2, len, CAPTURE_TCP);
@@ -399,7 +390,7 @@ static int stream_data(capture_t *c, struct stream **sp, uint32_t seq, const uin
 		if (s->have == 0 && s->npieces == 0) {
 			/* Nothing held: whole messages go straight from the packet. */
 			size_t mlen;
-			if (len >= 2 && len - 2 >= (mlen = rd16(data))) {
+			if (len >= 2 && len - 2 >= (mlen = ld16be(data))) {
 				int stop = deliver(c, data + 2, mlen, CAPTURE_TCP);
 				s->seq += (uint32_t)(2 + mlen);
 				seq += (uint32_t)(2 + mlen);
@@ -503,9 +494,9 @@ static void flow_key(uint8_t *key, const struct addrs *a, const uint8_t *ports)
 static void other_port(capture_t *c, const uint8_t *ports, const uint8_t *dns, size_t n,
 		       int tcp)
 {
-	if (n < 12 || ((dns[2] >> 3) & 0xf) != 0 || rd16(dns + 4) != 1)
+	if (n < 12 || ((dns[2] >> 3) & 0xf) != 0 || ld16be(dns + 4) != 1)
 		return;
-	uint16_t port = rd16(ports + ((dns[2] & 0x80) ? 0 : 2));
+	uint16_t port = ld16be(ports + ((dns[2] & 0x80) ? 0 : 2));
 	for (int i = 0; i < CAPTURE_OTHER_PORTS; i++) {
 		struct capture_port *o = &c->st->other[i];
 		if (o->port != port && o->port != 0)
@@ -527,11 +518,11 @@ static int udp(capture_t *c, const uint8_t *p, size_t len, size_t avail)
 		return skip(c, CAP_BAD_UDP);
 	if (avail < 8)
 		return skip(c, CAP_TRUNCATED);
-	if (rd16(p) != c->port && rd16(p + 2) != c->port) {
+	if (ld16be(p) != c->port && ld16be(p + 2) != c->port) {
 		other_port(c, p, p + 8, avail - 8, 0);
 		return skip(c, CAP_OTHER_PORT);
 	}
-	size_t ulen = rd16(p + 4);
+	size_t ulen = ld16be(p + 4);
 	if (ulen < 8 || ulen > len)
 		return skip(c, CAP_BAD_UDP);
 	if (ulen > avail)
@@ -546,9 +537,9 @@ static int tcp(capture_t *c, const struct addrs *a, const uint8_t *p, size_t len
 	if (avail < 20)
 		return skip(c, CAP_TRUNCATED);
 	size_t doff = (size_t)(p[12] >> 4) * 4;
-	if (rd16(p) != c->port && rd16(p + 2) != c->port) {
+	if (ld16be(p) != c->port && ld16be(p + 2) != c->port) {
 		/* a segment holding a whole message: its 2-byte length, then it */
-		if (doff >= 20 && doff + 2 <= avail && rd16(p + doff) == len - doff - 2)
+		if (doff >= 20 && doff + 2 <= avail && ld16be(p + doff) == len - doff - 2)
 			other_port(c, p, p + doff + 2, avail - doff - 2, 1);
 		return skip(c, CAP_OTHER_PORT);
 	}
@@ -558,7 +549,7 @@ static int tcp(capture_t *c, const struct addrs *a, const uint8_t *p, size_t len
 		return skip(c, CAP_TRUNCATED);
 	uint8_t key[KEY_LEN];
 	flow_key(key, a, p);
-	return tcp_segment(c, key, rd32(p + 4), p[13], p + doff, len - doff);
+	return tcp_segment(c, key, ld32be(p + 4), p[13], p + doff, len - doff);
 }
 
 static int transport(capture_t *c, const struct addrs *a, unsigned proto, const uint8_t *p,
@@ -575,12 +566,12 @@ static int ipv4(capture_t *c, const uint8_t *p, size_t n, int cut)
 {
 	if (n < 20)
 		return short_by(c, cut, CAP_BAD_IP);
-	size_t hl = (size_t)(p[0] & 15) * 4, tot = rd16(p + 2);
+	size_t hl = (size_t)(p[0] & 15) * 4, tot = ld16be(p + 2);
 	if (hl < 20 || tot < hl || (tot > n && !cut))
 		return skip(c, CAP_BAD_IP);
 	if (n < hl)
 		return skip(c, CAP_TRUNCATED);
-	if (rd16(p + 6) & 0x3fff) /* more fragments, or an offset */
+	if (ld16be(p + 6) & 0x3fff) /* more fragments, or an offset */
 		return skip(c, CAP_FRAGMENT);
 	struct addrs a = { 4, p + 12, p + 16, 4 };
 	return transport(c, &a, p[9], p + hl, tot - hl, min_size(n, tot) - hl);
@@ -590,7 +581,7 @@ static int ipv6(capture_t *c, const uint8_t *p, size_t n, int cut)
 {
 	if (n < 40)
 		return short_by(c, cut, CAP_BAD_IP);
-	size_t tot = 40 + (size_t)rd16(p + 4);
+	size_t tot = 40 + (size_t)ld16be(p + 4);
 	if (tot > n && !cut)
 		return skip(c, CAP_BAD_IP);
 	size_t avail = min_size(n, tot), off = 40;
@@ -609,7 +600,7 @@ static int ipv6(capture_t *c, const uint8_t *p, size_t n, int cut)
 			if (avail < off + 8) /* off may be past avail already: no subtraction */
 				return skip(c, CAP_TRUNCATED);
 			if (next == 44) {
-				if (rd16(p + off + 2) & 0xfff9) /* an offset, or more fragments */
+				if (ld16be(p + off + 2) & 0xfff9) /* an offset, or more fragments */
 					return skip(c, CAP_FRAGMENT);
 				hl = 8;
 			} else if (next == 51) {
@@ -649,7 +640,7 @@ static int ethertype(capture_t *c, const uint8_t *p, size_t n, int cut, size_t o
 	while (et == 0x8100 || et == 0x88a8 || et == 0x9100) { /* 802.1Q, 802.1ad, old QinQ */
 		if (n - off < 4)
 			return short_by(c, cut, CAP_BAD_LINK);
-		et = rd16(p + off + 2);
+		et = ld16be(p + off + 2);
 		off += 4;
 	}
 	if (et == ETH_IPV4)
@@ -665,7 +656,7 @@ static int bsd_loopback(capture_t *c, const uint8_t *p, size_t n, int cut)
 {
 	if (n < 4)
 		return short_by(c, cut, CAP_BAD_LINK);
-	uint32_t af = rd32(p);
+	uint32_t af = ld32be(p);
 	if (af > 0xff)
 		af = __builtin_bswap32(af);
 	if (af == 2)
@@ -699,7 +690,7 @@ static int frame(capture_t *c, int linktype, const uint8_t *p, size_t n, int cut
 	case DLT_EN10MB:
 		if (n < 14)
 			return short_by(c, cut, CAP_BAD_LINK);
-		return ethertype(c, p, n, cut, 14, rd16(p + 12));
+		return ethertype(c, p, n, cut, 14, ld16be(p + 12));
 	case DLT_RAW:
 	case LINKTYPE_RAW:
 		return ip(c, p, n, cut, 0);
@@ -713,11 +704,11 @@ static int frame(capture_t *c, int linktype, const uint8_t *p, size_t n, int cut
 	case DLT_LINUX_SLL: /* packet type, ARPHRD, address length, address[8], protocol */
 		if (n < 16)
 			return short_by(c, cut, CAP_BAD_LINK);
-		return ethertype(c, p, n, cut, 16, rd16(p + 14));
+		return ethertype(c, p, n, cut, 16, ld16be(p + 14));
 	case DLT_LINUX_SLL2: /* protocol, reserved, ifindex, ARPHRD, type, addrlen, address[8] */
 		if (n < 20)
 			return short_by(c, cut, CAP_BAD_LINK);
-		return ethertype(c, p, n, cut, 20, rd16(p));
+		return ethertype(c, p, n, cut, 20, ld16be(p));
 	default:
 		return skip(c, CAP_LINKTYPE);
 	}
@@ -801,7 +792,7 @@ static enum kind sniff(const uint8_t *b, size_t n)
 		return GZIP;
 	if (n < 4)
 		return FRAMED;
-	switch (rd32(b)) {
+	switch (ld32be(b)) {
 	case 0xa1b2c3d4: /* pcap, microseconds */
 	case 0xd4c3b2a1:
 	case 0xa1b23c4d: /* pcap, nanoseconds */
@@ -904,7 +895,7 @@ static int read_framed(capture_t *c, FILE *rf, const struct replay *r, const cha
 	for (uint64_t off = 0;;) {
 		uint8_t lb[2];
 		c->offset = off;
-		size_t got = fread(lb, 1, 2, rf), len = got == 2 ? rd16(lb) : 0;
+		size_t got = fread(lb, 1, 2, rf), len = got == 2 ? ld16be(lb) : 0;
 		if (len)
 			got += fread(buf, 1, len, rf);
 		if (r->err) {
@@ -914,7 +905,7 @@ static int read_framed(capture_t *c, FILE *rf, const struct replay *r, const cha
 		}
 		if (got == 0) /* the end, between two messages */
 			break;
-		if (off == 0 && (got < 2 + len || len < 12 || rd16(buf + 4) > 1)) {
+		if (off == 0 && (got < 2 + len || len < 12 || ld16be(buf + 4) > 1)) {
 			const uint8_t *b = r->peek; /* zero-filled past r->n */
 			rc = fail(err, errcap, "%s: neither a pcap, a pcapng nor a file of"
 				  " TCP-framed DNS messages (it starts %02x %02x %02x %02x)",
