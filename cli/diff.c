@@ -674,8 +674,8 @@ int cmd_diff(int argc, char **argv)
 		return EXIT_USAGE;
 	d.now = (uint32_t)time(NULL);
 	if (now_arg != NULL && !d.live)
-		return fail("diff", NULL, "--now is the time of --live: give both, or neither "
-			    "(dnsnap help diff)");
+		return fail("diff", NULL, "--now is the time of --live: it needs --live (dnsnap "
+			    "help diff)");
 	if (now_arg != NULL && time_arg("diff", "--now", now_arg, &d.now))
 		return EXIT_USAGE;
 	d.a.path = argv[optind];
