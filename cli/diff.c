@@ -457,81 +457,86 @@ static void put_ede(struct diff *d, const dnsnap_hdr_t *h, char *buf, size_t cap
 		snprintf(buf, cap, "none");
 }
 
+/* What differs between two entries under one key. */
+struct change {
+	dnsnap_hdr_t ha, hb;
+	int inception, expiry, rcode, kind, ad, ede;
+	int moved;               /* records only in one of them */
+	int reordered;           /* the same records, in another order */
+	struct recs a, b;
+};
+
 /*
- * Two entries under one key: nothing when they hold the same data (the Hits
- * counters are not data; with --ignore-expiry neither are the Inception, the
- * Expiry and the records' TTLs), else what changed.
+ * Compare two entries under one key: 0 when they hold the same data (the
+ * Hits counters are not data; with --ignore-expiry neither are the
+ * Inception, the Expiry and the records' TTLs), 1 when not (@p c says
+ * what), -1 out of memory. @p c's records are to be freed either way.
  */
-static int changed(struct diff *d, const uint8_t *key, size_t key_len, const uint8_t *ea,
-		   size_t la, const uint8_t *eb, size_t lb)
+static int compare(struct diff *d, const uint8_t *key, size_t key_len, const uint8_t *ea,
+		   size_t la, const uint8_t *eb, size_t lb, struct change *c)
 {
 	if (la == lb && memcmp(ea, eb, 8) == 0 && memcmp(ea + 12, eb + 12, la - 12) == 0)
 		return 0; /* the same bytes but for Hits (offset 8, 4 bytes) */
-	dnsnap_hdr_t ha, hb;
-	dnsnap_entry_header(ea, la, &ha, NULL); /* validated by the scan */
-	dnsnap_entry_header(eb, lb, &hb, NULL);
+	dnsnap_hdr_t *ha = &c->ha, *hb = &c->hb;
+	dnsnap_entry_header(ea, la, ha, NULL); /* validated by the scan */
+	dnsnap_entry_header(eb, lb, hb, NULL);
 	int ign = d->ignore_expiry;
-	int inc = !ign && ha.inception != hb.inception, exp = !ign && ha.expiry != hb.expiry;
-	unsigned ra = dnsnap_hdr_rcode(&ha), rb = dnsnap_hdr_rcode(&hb);
-	unsigned ka = dnsnap_hdr_kind(&ha), kb = dnsnap_hdr_kind(&hb);
-	int ada = !!(ha.flags & DNSNAP_EF_AUTH), adb = !!(hb.flags & DNSNAP_EF_AUTH);
-	int ede = ha.ext_len != hb.ext_len ||
-		  (ha.ext_len && memcmp(ha.ext, hb.ext, ha.ext_len) != 0);
-	struct recs a = { 0 }, b = { 0 };
-	if (recs_load(&a, key, key_len, ea, la) != 0 || recs_load(&b, key, key_len, eb, lb) != 0) {
-		recs_free(&a);
-		recs_free(&b);
-		d->nomem = 1;
-		return 1;
-	}
-	int same_order = recs_match(&a, &b, ign, &d->nomem);
-	if (d->nomem) {
-		recs_free(&a);
-		recs_free(&b);
-		return 1;
-	}
-	int moved = 0;
-	for (size_t i = 0; i < a.n; i++)
-		moved |= !a.matched[i];
-	for (size_t i = 0; i < b.n; i++)
-		moved |= !b.matched[i];
-	int reordered = !moved && !same_order;
-	if (!inc && !exp && ra == rb && ka == kb && ada == adb && !ede && !moved && !reordered) {
-		recs_free(&a); /* only the encoding differs, or what is ignored */
-		recs_free(&b);
-		return 0;
-	}
-	put_key(d, "changed", key, key_len);
-	if (inc)
-		put_time(d, "inception", ha.inception, hb.inception);
-	if (exp)
-		put_time(d, "expiry", ha.expiry, hb.expiry);
+	c->inception = !ign && ha->inception != hb->inception;
+	c->expiry = !ign && ha->expiry != hb->expiry;
+	c->rcode = dnsnap_hdr_rcode(ha) != dnsnap_hdr_rcode(hb);
+	c->kind = dnsnap_hdr_kind(ha) != dnsnap_hdr_kind(hb);
+	c->ad = !!(ha->flags & DNSNAP_EF_AUTH) != !!(hb->flags & DNSNAP_EF_AUTH);
+	c->ede = ha->ext_len != hb->ext_len ||
+		 (ha->ext_len && memcmp(ha->ext, hb->ext, ha->ext_len) != 0);
+	if (recs_load(&c->a, key, key_len, ea, la) != 0 ||
+	    recs_load(&c->b, key, key_len, eb, lb) != 0)
+		return -1;
+	int nomem = 0, same_order = recs_match(&c->a, &c->b, ign, &nomem);
+	if (nomem)
+		return -1;
+	for (size_t i = 0; i < c->a.n; i++)
+		c->moved |= !c->a.matched[i];
+	for (size_t i = 0; i < c->b.n; i++)
+		c->moved |= !c->b.matched[i];
+	c->reordered = !c->moved && !same_order;
+	/* else only the encoding differs, or what is ignored */
+	return c->inception || c->expiry || c->rcode || c->kind || c->ad || c->ede || c->moved ||
+	       c->reordered;
+}
+
+static void put_change(struct diff *d, const uint8_t *key, size_t key_len, struct change *c)
+{
+	const dnsnap_hdr_t *ha = &c->ha, *hb = &c->hb;
 	char x[48], y[48];
-	if (ra != rb) {
-		rcode_name(ra, x, sizeof x);
-		rcode_name(rb, y, sizeof y);
+	put_key(d, "changed", key, key_len);
+	if (c->inception)
+		put_time(d, "inception", ha->inception, hb->inception);
+	if (c->expiry)
+		put_time(d, "expiry", ha->expiry, hb->expiry);
+	if (c->rcode) {
+		rcode_name(dnsnap_hdr_rcode(ha), x, sizeof x);
+		rcode_name(dnsnap_hdr_rcode(hb), y, sizeof y);
 		put_pair_str(d, "rcode", x, y);
 	}
-	if (ka != kb)
-		put_pair_str(d, "kind", kind_text[ka], kind_text[kb]);
-	if (ada != adb) {
-		if (d->json) {
-			jw_key(&d->j, "ad");
-			jw_arr(&d->j);
-			jw_bool(&d->j, ada);
-			jw_bool(&d->j, adb);
-			jw_end(&d->j);
-		} else {
-			printf("  ad %s -> %s\n", ada ? "yes" : "no", adb ? "yes" : "no");
-		}
+	if (c->kind)
+		put_pair_str(d, "kind", kind_text[dnsnap_hdr_kind(ha)], kind_text[dnsnap_hdr_kind(hb)]);
+	int ada = !!(ha->flags & DNSNAP_EF_AUTH), adb = !!(hb->flags & DNSNAP_EF_AUTH);
+	if (c->ad && d->json) {
+		jw_key(&d->j, "ad");
+		jw_arr(&d->j);
+		jw_bool(&d->j, ada);
+		jw_bool(&d->j, adb);
+		jw_end(&d->j);
+	} else if (c->ad) {
+		printf("  ad %s -> %s\n", ada ? "yes" : "no", adb ? "yes" : "no");
 	}
-	if (ede) {
+	if (c->ede) {
 		if (d->json) {
 			jw_key(&d->j, "ede");
 			jw_arr(&d->j);
 		}
-		put_ede(d, &ha, x, sizeof x);
-		put_ede(d, &hb, y, sizeof y);
+		put_ede(d, ha, x, sizeof x);
+		put_ede(d, hb, y, sizeof y);
 		if (d->json)
 			jw_end(&d->j);
 		else
@@ -539,32 +544,44 @@ static int changed(struct diff *d, const uint8_t *key, size_t key_len, const uin
 	}
 	int at = -1;
 	if (d->json) {
-		if (moved) {
+		if (c->moved) {
 			jw_key(&d->j, "only_a");
 			jw_arr(&d->j);
-			put_unmatched(d, &a, "-", -1, &at);
+			put_unmatched(d, &c->a, "-", -1, &at);
 			jw_end(&d->j);
 			jw_key(&d->j, "only_b");
 			jw_arr(&d->j);
-			put_unmatched(d, &b, "+", -1, &at);
+			put_unmatched(d, &c->b, "+", -1, &at);
 			jw_end(&d->j);
 		}
-		if (reordered)
+		if (c->reordered)
 			jw_kbool(&d->j, "reordered", 1);
 		jw_end(&d->j);
 		jw_nl(&d->j);
-	} else {
-		/* section by section: A's records first, then B's */
-		for (int s = DNSNAP_SEC_ANSWER; moved && s <= DNSNAP_SEC_ADDITIONAL; s++) {
-			put_unmatched(d, &a, "-", s, &at);
-			put_unmatched(d, &b, "+", s, &at);
-		}
-		if (reordered)
-			printf("  the same records in another order\n");
+		return;
 	}
-	recs_free(&a);
-	recs_free(&b);
-	return 1;
+	/* section by section: A's records first, then B's */
+	for (int s = DNSNAP_SEC_ANSWER; c->moved && s <= DNSNAP_SEC_ADDITIONAL; s++) {
+		put_unmatched(d, &c->a, "-", s, &at);
+		put_unmatched(d, &c->b, "+", s, &at);
+	}
+	if (c->reordered)
+		printf("  the same records in another order\n");
+}
+
+/* Two entries under one key: the change printed, if any. @return 1 if printed */
+static int changed(struct diff *d, const uint8_t *key, size_t key_len, const uint8_t *ea,
+		   size_t la, const uint8_t *eb, size_t lb)
+{
+	struct change c = { 0 };
+	int r = compare(d, key, key_len, ea, la, eb, lb, &c);
+	if (r < 0)
+		d->nomem = 1;
+	else if (r > 0)
+		put_change(d, key, key_len, &c);
+	recs_free(&c.a);
+	recs_free(&c.b);
+	return r > 0;
 }
 
 /* The walk of A: each entry against the next ones of B. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # dnsnap diff A B: exact output for entries only in A, only in B and changed
-# (records, expiry, rcode, kind, ad, record order), in key order, as text and
-# as JSON lines; --ignore-expiry, --live and --now; equal files print nothing
+# (records, expiry, rcode, kind, ad, EDE, record order), in key order, as text
+# and as JSON lines; --ignore-expiry, --live and --now; equal files print nothing
 # and exit 0; 2000-entry files interleave in key order; a damaged entry is an
 # error, never a difference; bad usage exits 2.
 # Usage (from the repository root): tests/cli/test_diff.sh BUILD
@@ -109,15 +109,47 @@ EOF
 # The stream vector's www.example.com A has 42 hits; the same response
 # loaded at the same time has none: hits are not data, the entry is equal.
 python3 -c 'import struct, sys; m = open(sys.argv[1], "rb").read()
-sys.stdout.buffer.write(struct.pack(">H", len(m)) + m)' spec/vectors/valid/001-a.msg >"$tmp/a.framed"
+sys.stdout.buffer.write(struct.pack(">H", len(m)) + m)' spec/vectors/valid/001-a.msg \
+	>"$tmp/a.framed"
 "$bin" import spec/vectors/valid/302-stream-four-entries.dnsx -o "$tmp/hits.snap" --now 1700000000 \
 	2>/dev/null && load "$tmp/nohits.snap" "$tmp/a.framed" 1700000000
-expect "dump: the vector's entry has 42 hits" 0 "$bin" dump "$tmp/hits.snap" --name www.example.com \
-	--type A --now 1700000000 && ok_if "42 hits" grep -q ' hits 42 ' "$tmp/out"
+expect "dump: the vector's entry has 42 hits" 0 "$bin" dump "$tmp/hits.snap" \
+	--name www.example.com --type A --now 1700000000 && ok_if "42 hits" grep -q ' hits 42 ' "$tmp/out"
 expect "diff: entries that differ in hits only are equal" 1 "$bin" diff "$tmp/hits.snap" \
 	"$tmp/nohits.snap"
-printf -- '- %s\n' 'example.com. IN MX' 'www.example.com. IN AAAA' 'www.example.org. IN A' >"$tmp/hits"
+printf -- '- %s\n' 'example.com. IN MX' 'www.example.com. IN AAAA' 'www.example.org. IN A' \
+	>"$tmp/hits"
 same_as "diff: www.example.com A not among the differences" "$tmp/hits"
+
+# ------------------------------------------------------------ EDE and CD
+# A: 001-a's response, and the same with CD set and an Extended DNS Error
+# (3, with a '"' in its text); B: only the CD one, without the EDE.
+python3 - spec/vectors/valid/001-a.msg "$tmp" <<'EOF'
+import struct, sys
+m = open(sys.argv[1], "rb").read()
+assert m[-2:] == b"\0\0"  # its OPT, with no options
+cd = m[:2] + struct.pack(">H", struct.unpack(">H", m[2:4])[0] | 0x10) + m[4:]
+text = b'stale "old"'
+opt = struct.pack(">HHH", 15, 2 + len(text), 3) + text
+ede = cd[:-2] + struct.pack(">H", len(opt)) + opt
+framed = lambda *ms: b"".join(struct.pack(">H", len(x)) + x for x in ms)
+open(sys.argv[2] + "/ede-a.bin", "wb").write(framed(m, ede))
+open(sys.argv[2] + "/ede-b.bin", "wb").write(framed(cd))
+EOF
+load "$tmp/ede-a.snap" "$tmp/ede-a.bin" 1700000000
+load "$tmp/ede-b.snap" "$tmp/ede-b.bin" 1700000000
+expect "diff: an EDE dropped, CD in the key" 1 "$bin" diff "$tmp/ede-a.snap" "$tmp/ede-b.snap"
+printf '%s\n' '- www.example.com. IN A' '! www.example.com. IN A cd' '  ede 3 -> none' >"$tmp/ede"
+same_as "diff: EDE codes, the cd key after the plain one" "$tmp/ede"
+expect "diff --json: EDE" 1 "$bin" diff --json "$tmp/ede-a.snap" "$tmp/ede-b.snap"
+ok_if "diff --json: EDE code and text, cd true" python3 -c '
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])]
+assert a["change"] == "only_a" and a["cd"] is False, a
+assert b["change"] == "changed" and b["cd"] is True, b
+assert b["ede"] == [[{"code": 3, "text": "stale \"old\""}], []], b
+assert set(b) == {"change", "name", "class", "type", "cd", "tag", "ede"}, b
+' "$tmp/out"
 
 # ------------------------------------------------------ times and order
 expect "diff: a refresh a minute later: exit 1" 1 "$bin" diff "$tmp/a.snap" "$tmp/later.snap"
