@@ -6,13 +6,14 @@
  * out only through dnsnap_snap_scan()'s callback, so the walk of B runs in a
  * thread of its own and passes its entries through a small queue (RING_SLOTS
  * copies) to the walk of A, which merges: memory stays a few hundred KB
- * whatever the sizes. The alternatives cost more: collecting one side holds
- * all of B (about 2 GB for 10 million entries of 200 bytes; its keys alone,
- * 300 MB); two passes (A with lookups in B, then B) print the entries only in
- * B after the rest, out of key order; a cursor in the library would be a
- * second walk of LMDB's pages beside the scan's, with its own damage checks,
- * where the tree keeps one reader of snapshot bytes. The scan's SIGBUS guard
- * is per thread, so each walk keeps its own.
+ * whatever the sizes (8 MB if every slot held an entry of the largest size).
+ * The alternatives cost more: collecting one side holds all of B (about 2 GB
+ * for 10 million entries of 200 bytes; its keys alone, 300 MB); two passes
+ * (A with lookups in B, then B) print the entries only in B after the rest,
+ * out of key order; a cursor in the library would be a second walk of LMDB's
+ * pages beside the scan's, with its own damage checks, where the tree keeps
+ * one reader of snapshot bytes. The scan's SIGBUS guard is per thread, so
+ * each walk keeps its own.
  *
  * Damage is never a silent "only in": the scans report it (scan_snap()), and
  * before an entry is printed as only in one file, a lookup in the other tells
@@ -148,7 +149,7 @@ struct diff {
 	uint32_t now;
 	jw_t j;
 	uint64_t differ;         /* entries printed */
-	int damaged;             /* a counterpart found damaged by a lookup */
+	int damaged;             /* an entry not compared (damaged): exit 2 */
 	int nomem;
 	uint8_t *buf;            /* DNSNAP_ENTRY_MAX: lookups in the other file */
 	int rc_b;                /* scan_snap() of B */
@@ -206,8 +207,8 @@ static void put_key(struct diff *d, const char *change, const uint8_t *key, size
  * from "there but damaged" (the lookup counts it as bad): a damaged
  * counterpart is reported, never printed as a difference.
  */
-static void only(struct diff *d, const char *mark, const struct side *other, const uint8_t *key,
-		 size_t key_len)
+static void only(struct diff *d, const char *change, const struct side *other,
+		 const uint8_t *key, size_t key_len)
 {
 	uint64_t bad = dnsnap_snap_bad_entries(other->s);
 	size_t len;
@@ -220,7 +221,7 @@ static void only(struct diff *d, const char *mark, const struct side *other, con
 		d->damaged = 1;
 		return;
 	}
-	put_key(d, mark, key, key_len);
+	put_key(d, change, key, key_len);
 	if (d->json) {
 		jw_end(&d->j);
 		jw_nl(&d->j);
@@ -246,6 +247,7 @@ static void recs_free(struct recs *r)
 	free(r->line);
 }
 
+/* @return 0, -1 out of memory, -2 unreadable records */
 static int recs_load(struct recs *r, const uint8_t *key, size_t key_len, const uint8_t *entry,
 		     size_t len)
 {
@@ -268,7 +270,7 @@ static int recs_load(struct recs *r, const uint8_t *key, size_t key_len, const u
 		}
 		int e = dnsnap_iter_next(&it, &r->rr[r->n]);
 		if (e < 0)
-			return -1;
+			return -2; /* not after the scan's validation */
 		if (e == 0)
 			break;
 		r->n++;
@@ -470,7 +472,8 @@ struct change {
  * Compare two entries under one key: 0 when they hold the same data (the
  * Hits counters are not data; with --ignore-expiry neither are the
  * Inception, the Expiry and the records' TTLs), 1 when not (@p c says
- * what), -1 out of memory. @p c's records are to be freed either way.
+ * what), -1 out of memory, -2 records the iterator cannot read. @p c's
+ * records are to be freed either way.
  */
 static int compare(struct diff *d, const uint8_t *key, size_t key_len, const uint8_t *ea,
 		   size_t la, const uint8_t *eb, size_t lb, struct change *c)
@@ -488,9 +491,9 @@ static int compare(struct diff *d, const uint8_t *key, size_t key_len, const uin
 	c->ad = !!(ha->flags & DNSNAP_EF_AUTH) != !!(hb->flags & DNSNAP_EF_AUTH);
 	c->ede = ha->ext_len != hb->ext_len ||
 		 (ha->ext_len && memcmp(ha->ext, hb->ext, ha->ext_len) != 0);
-	if (recs_load(&c->a, key, key_len, ea, la) != 0 ||
-	    recs_load(&c->b, key, key_len, eb, lb) != 0)
-		return -1;
+	int e = recs_load(&c->a, key, key_len, ea, la);
+	if (e != 0 || (e = recs_load(&c->b, key, key_len, eb, lb)) != 0)
+		return e;
 	int nomem = 0, same_order = recs_match(&c->a, &c->b, ign, &nomem);
 	if (nomem)
 		return -1;
@@ -575,9 +578,15 @@ static int changed(struct diff *d, const uint8_t *key, size_t key_len, const uin
 {
 	struct change c = { 0 };
 	int r = compare(d, key, key_len, ea, la, eb, lb, &c);
-	if (r < 0)
+	if (r == -1)
 		d->nomem = 1;
-	else if (r > 0)
+	if (r == -2) {
+		struct key_text t;
+		key_text(&t, key, key_len);
+		fail("diff", NULL, "the records of %s cannot be read: not compared", t.text);
+		d->damaged = 1;
+	}
+	if (r > 0)
 		put_change(d, key, key_len, &c);
 	recs_free(&c.a);
 	recs_free(&c.b);
@@ -589,29 +598,26 @@ static int merge_a(void *arg, const uint8_t *key, size_t key_len, const uint8_t 
 		   size_t entry_len)
 {
 	struct diff *d = arg;
-	int live = live_at(d, entry);
-	for (;;) {
-		const struct slot *s = ring_peek(&d->ring, &d->nomem);
-		if (d->nomem)
-			return 1;
-		int c = s == NULL ? 1 : dnsnap_key_cmp(s->key, s->key_len, key, key_len);
-		if (c < 0) {
-			only(d, "only_b", &d->a, s->key, s->key_len);
-			ring_pop(&d->ring);
-			continue;
-		}
-		if (c == 0) {
-			if (!live)
-				only(d, "only_b", &d->a, s->key, s->key_len);
-			else
-				d->differ += changed(d, key, key_len, entry, entry_len, s->entry,
-						     s->entry_len);
-			ring_pop(&d->ring);
-		} else if (live) {
-			only(d, "only_a", &d->b, key, key_len);
-		}
-		return d->nomem;
+	int live = live_at(d, entry), c = 1;
+	const struct slot *s;
+	while ((s = ring_peek(&d->ring, &d->nomem)) != NULL &&
+	       (c = dnsnap_key_cmp(s->key, s->key_len, key, key_len)) < 0) {
+		only(d, "only_b", &d->a, s->key, s->key_len);
+		ring_pop(&d->ring);
 	}
+	if (d->nomem)
+		return 1;
+	if (s != NULL && c == 0) {
+		if (live)
+			d->differ += changed(d, key, key_len, entry, entry_len, s->entry,
+					     s->entry_len);
+		else
+			only(d, "only_b", &d->a, s->key, s->key_len);
+		ring_pop(&d->ring);
+	} else if (live) {
+		only(d, "only_a", &d->b, key, key_len);
+	}
+	return d->nomem;
 }
 
 static int put_b(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
