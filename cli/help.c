@@ -408,7 +408,7 @@ void help_overview(FILE *f)
 	      "Exit status:\n"
 	      "  0  success\n"
 	      "  1  nothing found: a get miss, no entry matched (dump, purge), no usable\n"
-	      "     message (load)\n"
+	      "     message (load); the snapshots differ (diff)\n"
 	      "  2  bad usage or bad data; the message on standard error names the file\n"
 	      "     and what is wrong. A snapshot with damaged entries: commands that\n"
 	      "     read it skip them, say how many, and exit 2 (see verify)\n"
