@@ -198,6 +198,7 @@ int cmd_info(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_purge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);

@@ -49,6 +49,8 @@ int main(int argc, char **argv)
 		return cmd_get(argc - 1, argv + 1);
 	if (strcmp(cmd, "dump") == 0)
 		return cmd_dump(argc - 1, argv + 1);
+	if (strcmp(cmd, "diff") == 0)
+		return cmd_diff(argc - 1, argv + 1);
 	if (strcmp(cmd, "purge") == 0)
 		return cmd_purge(argc - 1, argv + 1);
 	if (strcmp(cmd, "stats") == 0)
