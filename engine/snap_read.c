@@ -44,7 +44,6 @@
 #include "snap_internal.h"
 
 /* LMDB's data format 1 (64-bit hosts), as the spec states it. */
-#define LMDB_MAGIC 0xBEEFC0DEu
 #define LMDB_DATA_VERSION 1u
 #define PAGEHDR 16              /* pgno u64, pad u16, flags u16, lower u16, upper u16 */
 #define NODEHDR 8               /* lo u16, hi u16, flags u16, ksize u16 (lo/hi swapped on BE) */
@@ -801,8 +800,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	}
 	/* 3. the meta page LMDB would pick: both well-formed, the larger txnid */
 	if (s->data_len < 2 * ps)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: %zu bytes, less than LMDB's two "
-				    "meta pages: the file was cut short (truncated)", s->path, size);
+		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: truncated: %zu bytes, less than "
+				    "LMDB's two meta pages (%zu)", s->path, size, 2 * ps);
 	const uint8_t *m1 = m + ps;
 	for (int i = 0; i < 2; i++) {
 		const uint8_t *mp = i ? m1 : m;
@@ -814,12 +813,15 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	const uint8_t *mp = h64(m1 + META_TXNID) > h64(m + META_TXNID) ? m1 : m;
 	size_t mp_off = (size_t)(mp - m);
 	uint64_t last = h64(mp + META_LAST_PG);
-	if (last >= s->data_len / ps)
+	if (last >= s->data_len / ps && op->no_trailer)
 		return dnsnap__diag(d, DNSNAP_ETRUNC, mp_off + META_LAST_PG,
-				    "%s: LMDB's pages end at %llu, the file's data at %llu: the file "
-				    "was cut short (truncated)", s->path,
-				    (unsigned long long)((last + 1) * ps),
-				    (unsigned long long)s->data_len);
+				    "%s: truncated: %zu bytes, its pages need %llu", s->path, size,
+				    (unsigned long long)((last + 1) * ps));
+	if (last >= s->data_len / ps) /* the trailer says the file is whole */
+		return dnsnap__diag(d, DNSNAP_ETRUNC, mp_off + META_LAST_PG,
+				    "%s: LMDB meta page %d is damaged: its last page %llu lies "
+				    "beyond the file's %llu bytes of pages", s->path, mp == m ? 0 : 1,
+				    (unsigned long long)last, (unsigned long long)s->data_len);
 	s->npages = last + 1;
 	/* 4. the main database: exactly "entries" and "meta", both plain */
 	tree_t main;
@@ -843,8 +845,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	if (err != DNSNAP_OK)
 		return err;
 	if (op->no_trailer)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: a dnsnap snapshot without its "
-				    "trailer: the file was cut short (truncated)", s->path);
+		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: truncated: %zu bytes, without the "
+				    "trailer every snapshot ends with", s->path, size);
 	/* 5. the meta record */
 	const uint8_t *rec;
 	size_t rl;
@@ -926,6 +928,11 @@ void dnsnap_snap_close(dnsnap_snap_t *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	dnsnap_free(s);
+}
+
+const char *dnsnap__snap_path(const dnsnap_snap_t *s)
+{
+	return s->path;
 }
 
 void dnsnap_snap_info(const dnsnap_snap_t *s, dnsnap_snap_info_t *out)
