@@ -182,6 +182,7 @@ int slurp(const char *path, uint8_t **out, size_t *out_len)
 		return -errno;
 	size_t cap = 4096, n = 0;
 	uint8_t *buf = malloc(cap);
+	errno = 0;
 	while (buf != NULL) {
 		n += fread(buf + n, 1, cap - n, f);
 		if (n < cap)
@@ -191,7 +192,7 @@ int slurp(const char *path, uint8_t **out, size_t *out_len)
 			free(buf);
 		buf = nb;
 	}
-	int err = ferror(f) ? -EIO : 0;
+	int err = ferror(f) ? (errno ? -errno : -EIO) : 0; /* EISDIR: a directory */
 	if (f != stdin)
 		fclose(f);
 	if (buf == NULL)

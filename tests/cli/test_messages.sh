@@ -119,6 +119,11 @@ says "info: directory" "dnsnap info: $tmp/d: a directory, not a snapshot"
 expect "info of a stream" 2 "$bin" info "$tmp/x.dnsx"
 says "info: a stream" "dnsnap info: $tmp/x.dnsx: not a snapshot (no LMDB magic)"
 
+for c in decode encode; do
+	expect "$c of a directory" 2 "$bin" $c "$tmp/d"
+	says "$c: directory" "dnsnap $c: $tmp/d: Is a directory"
+done
+
 # ------------------------------------------------- export's summary, --json
 n=$(python3 -c 'print(1)' >/dev/null 2>&1 && "$bin" info "$tmp/x.snap" --json |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["entries"])')
