@@ -64,7 +64,7 @@ static int write_all(wr_t *w, const uint8_t *p, size_t n)
 			continue;
 		if (k <= 0) {
 			int e = k < 0 ? errno : EIO;
-			return w->err = dnsnap__diag(w->d, -e, 0, "write: %s", strerror(e));
+			return w->err = dnsnap__diag(w->d, -e, 0, "writing: %s", strerror(e));
 		}
 		p += k;
 		n -= (size_t)k;
@@ -216,10 +216,12 @@ static int export_scan(dnsnap_snap_t *s, int (*fn)(void *, const uint8_t *, size
 		       void *arg, dnsnap_diag_t *d)
 {
 	dnsnap_scan_stats_t st;
-	dnsnap_diag_t sd;
+	dnsnap_diag_t sd = { 0 };
 	int err = dnsnap_snap_scan(s, NULL, 0, fn, arg, &st, &sd);
 	if (err == DNSNAP_OK || err == 1)
 		return err;
+	if (st.damaged == 0 && st.bad_pages == 0 && sd.msg[0] == 0)
+		return err; /* fn's own error (a write): fn said it in d */
 	if (st.damaged == 0 && st.bad_pages == 0)
 		return dnsnap__diag(d, err, sd.offset, "%s", sd.msg); /* it names the file */
 	/* sd.msg names the file: "SNAP: entry 17 (at 0x3f20): ..." */

@@ -119,6 +119,25 @@ says "info: directory" "dnsnap info: $tmp/d: a directory, not a snapshot"
 expect "info of a stream" 2 "$bin" info "$tmp/x.dnsx"
 says "info: a stream" "dnsnap info: $tmp/x.dnsx: not a snapshot (no LMDB magic)"
 
+# writing fails: the output is named, once
+if [ -w /dev/full ]; then
+	expect "export to a full device" 2 "$bin" export "$tmp/x.snap" -o /dev/full
+	says "export: device full" "dnsnap export: /dev/full: writing: No space left on device"
+	expect "export --top to a full device" 2 "$bin" export "$tmp/x.snap" --top 5 -o /dev/full
+	says "export --top: device full" "dnsnap export: /dev/full: writing: No space left on device"
+fi
+# a damaged entry: the snapshot is named, once (test_damage.sh does the rest)
+if "$build"/mksnapseeds "$tmp/seeds" > /dev/null 2>&1; then
+	cp "$tmp/seeds/big.snap" "$tmp/bad.snap"
+	off=$(grep -abo 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' "$tmp/bad.snap" | head -1 | cut -d: -f1)
+	printf 'b' | dd of="$tmp/bad.snap" bs=1 seek=$((off + 100)) conv=notrunc 2>/dev/null
+	expect "export of a damaged snapshot" 2 "$bin" export "$tmp/bad.snap" -o "$tmp/bad.dnsx"
+	sed -i 's/(at 0x[0-9a-f]*)/(at 0xN)/' "$tmp/err" # where depends on the page size
+	says "export: damaged" "dnsnap export: $tmp/bad.snap: 1 damaged entry skipped, no end record written (the output will not import); the first: entry 3 (at 0xN): Value_Check mismatch"
+else
+	echo "not ok - mksnapseeds"; fails=$((fails + 1))
+fi
+
 for c in decode encode; do
 	expect "$c of a directory" 2 "$bin" $c "$tmp/d"
 	says "$c: directory" "dnsnap $c: $tmp/d: Is a directory"
