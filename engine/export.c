@@ -383,9 +383,11 @@ static int sniff(rdr_t *r, const uint8_t *p, size_t n)
 	if (n < 4 || memcmp(p, zstd_magic, 4) == 0 ||
 	    ((p[0] & 0xf0) == 0x50 && p[1] == 0x2a && p[2] == 0x4d && p[3] == 0x18))
 		return DNSNAP_OK;
-	uint32_t m, lm = LMDB_MAGIC;
+	uint32_t m = 0; /* LMDB's magic at byte 16, in the writer's byte order */
+	if (n >= 20)
+		memcpy(&m, p + 16, 4);
 	const char *what = "its first bytes are not a zstd frame's";
-	if (n >= 20 && (memcpy(&m, p + 16, 4), m == lm || m == __builtin_bswap32(lm)))
+	if (m == LMDB_MAGIC || m == __builtin_bswap32(LMDB_MAGIC))
 		what = "it is an LMDB file, a dnsnap snapshot: import takes what dnsnap export "
 		       "writes";
 	else if (memcmp(p, stream_magic, 4) == 0)
