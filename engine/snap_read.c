@@ -758,6 +758,21 @@ typedef struct opening {
 	int no_trailer;
 } opening_t;
 
+/* What a file without LMDB's magic is, when it is one of the files a user
+ * may give by mistake (those other commands read) */
+static const char *not_lmdb(const uint8_t *m, size_t size)
+{
+	if (size >= 4 && memcmp(m, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "it is zstd-compressed, like an export stream: dnsnap import makes a "
+		       "snapshot of one";
+	if (size >= 4 && (get32(m) == 0xa1b2c3d4 || get32(m) == 0xd4c3b2a1 ||
+			  get32(m) == 0xa1b23c4d || get32(m) == 0x4d3cb2a1 || get32(m) == 0x0a0d0d0a))
+		return "it is a packet capture: dnsnap load reads captures into a snapshot";
+	if (size >= 17 && memcmp(m, "START_RRSET_CACHE", 17) == 0)
+		return "it is Unbound's cache text: dnsnap load reads it into a snapshot";
+	return "no LMDB magic";
+}
+
 static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op)
 {
 	dnsnap_diag_t *d = op->d;
@@ -769,8 +784,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 			return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: an LMDB file of a host "
 					    "with the other byte order: snapshots stay on hosts "
 					    "like the writer's; copy with export and import", s->path);
-		return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: not a snapshot (no LMDB magic)",
-				    s->path);
+		return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: not a snapshot (%s)", s->path,
+				    not_lmdb(m, size));
 	}
 	if (h32(m + PAGEHDR + 4) != LMDB_DATA_VERSION)
 		return dnsnap__diag(d, DNSNAP_EVERSION, PAGEHDR + 4, "%s: LMDB data format %u, this "

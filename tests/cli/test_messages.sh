@@ -117,7 +117,16 @@ says "info: empty" "dnsnap info: $tmp/empty: an empty file, not a snapshot"
 expect "info of a directory" 2 "$bin" info "$tmp/d"
 says "info: directory" "dnsnap info: $tmp/d: a directory, not a snapshot"
 expect "info of a stream" 2 "$bin" info "$tmp/x.dnsx"
-says "info: a stream" "dnsnap info: $tmp/x.dnsx: not a snapshot (no LMDB magic)"
+says "info: a stream" "dnsnap info: $tmp/x.dnsx: not a snapshot (it is zstd-compressed, like an export stream: dnsnap import makes a snapshot of one)"
+printf '\324\303\262\241\002\000\004\000' > "$tmp/c.pcap"
+head -c 16 /dev/zero >> "$tmp/c.pcap"
+expect "dump of a capture" 2 "$bin" dump "$tmp/c.pcap"
+says "dump: a capture" "dnsnap dump: $tmp/c.pcap: not a snapshot (it is a packet capture: dnsnap load reads captures into a snapshot)"
+printf 'START_RRSET_CACHE\nEND_RRSET_CACHE\n' > "$tmp/u.txt"
+expect "verify of Unbound's text" 2 "$bin" verify "$tmp/u.txt"
+says "verify: Unbound's text" "dnsnap verify: $tmp/u.txt: not a snapshot (it is Unbound's cache text: dnsnap load reads it into a snapshot)"
+expect "get from text" 2 "$bin" get "$tmp/text" www.example.com A
+says "get: text" "dnsnap get: $tmp/text: not a snapshot (no LMDB magic)"
 
 # writing fails: the output is named, once
 if [ -w /dev/full ]; then
