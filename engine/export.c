@@ -488,9 +488,10 @@ static int rd_exact(rdr_t *r, uint8_t *p, size_t n, size_t *got)
 
 /*
  * The data ended early: where it really ended (r->off, the decompressed bytes
- * that came), inside what (@p what, which started at @p at, the diag's
- * offset; "inside the stream header"), and whether the file itself ends inside a zstd frame (a file cut
- * short: zstd hands out nothing of a block it has not whole).
+ * that came), inside or after what (@p what: "inside the stream header"; it
+ * started at @p at, the diag's offset), and whether the file itself ends
+ * inside a zstd frame (a file cut short: zstd hands out nothing of a block it
+ * has not whole).
  */
 static int cut(rdr_t *r, uint64_t at, const char *what)
 {
@@ -605,8 +606,8 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 				snprintf(where, sizeof where,
 					 "after entry %llu, before the end record",
 					 (unsigned long long)n);
-				e = cut(r, at,
-					n ? where : "after the stream header, before the end record");
+				e = cut(r, at, n ? where
+						 : "after the stream header, before the end record");
 			}
 			break;
 		}

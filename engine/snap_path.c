@@ -98,7 +98,8 @@ const char *dnsnap_path_create_error(const char *path, int err, char *out, size_
 		snprintf(out, cap, "cannot create: no permission to write in directory %s", dir);
 		break;
 	case EROFS:
-		snprintf(out, cap, "cannot create: directory %s is on a read-only file system", dir);
+		snprintf(out, cap, "cannot create: directory %s is on a read-only file system",
+			 dir);
 		break;
 	case ENOSPC:
 		snprintf(out, cap, "cannot create: no space left on the device of %s", dir);

@@ -765,8 +765,9 @@ static const char *not_lmdb(const uint8_t *m, size_t size)
 	if (size >= 4 && memcmp(m, "\x28\xb5\x2f\xfd", 4) == 0)
 		return "it is zstd-compressed, like an export stream: dnsnap import makes a "
 		       "snapshot of one";
-	if (size >= 4 && (get32(m) == 0xa1b2c3d4 || get32(m) == 0xd4c3b2a1 ||
-			  get32(m) == 0xa1b23c4d || get32(m) == 0x4d3cb2a1 || get32(m) == 0x0a0d0d0a))
+	uint32_t m32 = size >= 4 ? get32(m) : 0;
+	if (m32 == 0xa1b2c3d4 || m32 == 0xd4c3b2a1 || m32 == 0xa1b23c4d || m32 == 0x4d3cb2a1 ||
+	    m32 == 0x0a0d0d0a)
 		return "it is a packet capture: dnsnap load reads captures into a snapshot";
 	if (size >= 17 && memcmp(m, "START_RRSET_CACHE", 17) == 0)
 		return "it is Unbound's cache text: dnsnap load reads it into a snapshot";
@@ -835,7 +836,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	if (last >= s->data_len / ps) /* the trailer says the file is whole */
 		return dnsnap__diag(d, DNSNAP_ETRUNC, mp_off + META_LAST_PG,
 				    "%s: LMDB meta page %d is damaged: its last page %llu lies "
-				    "beyond the file's %llu bytes of pages", s->path, mp == m ? 0 : 1,
+				    "beyond the file's %llu bytes of pages", s->path,
+				    mp == m ? 0 : 1,
 				    (unsigned long long)last, (unsigned long long)s->data_len);
 	s->npages = last + 1;
 	/* 4. the main database: exactly "entries" and "meta", both plain */

@@ -190,8 +190,8 @@ static int write_trailer(int fd, dnsnap_diag_t *d, const char *path)
 	put64(t + 8, len);
 	put64(t + 16, h);
 	if (pwrite(fd, t, sizeof t, (off_t)len) != (ssize_t)sizeof t)
-		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s", path,
-			    strerror(errno ? errno : EIO));
+		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s",
+				    path, strerror(errno ? errno : EIO));
 	if (fsync(fd) != 0)
 		return dnsnap__diag(d, -errno, 0, "%s: fsync: %s", path, strerror(errno));
 	return DNSNAP_OK;
@@ -394,9 +394,11 @@ static int keep_access(int fd, const dnsnap_snapw_t *w, dnsnap_diag_t *d)
 		return DNSNAP_OK;
 	if (fchown(fd, st.st_uid, st.st_gid) != 0) {
 		if (errno != EPERM)
-			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path, strerror(errno));
+			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path,
+					    strerror(errno));
 		if (fchown(fd, (uid_t)-1, st.st_gid) != 0 && errno != EPERM)
-			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path, strerror(errno));
+			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path,
+					    strerror(errno));
 	}
 	if (fchmod(fd, st.st_mode & 07777) != 0)
 		return dnsnap__diag(d, -errno, 0, "%s: chmod: %s", w->path, strerror(errno));

@@ -68,7 +68,8 @@ static void test_each_errno_names_the_directory_at_fault(void **state)
 	/* the directory exists: ENOENT is then not its fault */
 	expect_msg(why(p, ENOENT), "cannot create: %s", strerror(ENOENT));
 	expect_msg(why("x.snap", EACCES), "cannot create: no permission to write in directory .");
-	expect_msg(why("/x.snap", EROFS), "cannot create: directory / is on a read-only file system");
+	expect_msg(why("/x.snap", EROFS),
+		   "cannot create: directory / is on a read-only file system");
 }
 
 static void test_a_writer_and_the_lock_name_the_path_not_the_temporary(void **state)
@@ -124,7 +125,8 @@ static void test_import_names_what_it_was_given_instead(void **state)
 			  "captures)");
 	static const char text[] = "START_RRSET_CACHE\n";
 	assert_int_equal(import_bytes((const uint8_t *)text, sizeof text - 1, &d), DNSNAP_EZSTD);
-	expect_msg(d.msg, "not an export stream (it is Unbound's cache text: dnsnap load reads it)");
+	expect_msg(d.msg,
+		   "not an export stream (it is Unbound's cache text: dnsnap load reads it)");
 	static const uint8_t other[8] = "GIF89a..";
 	assert_int_equal(import_bytes(other, sizeof other, &d), DNSNAP_EZSTD);
 	expect_msg(d.msg, "not an export stream (its first bytes are not a zstd frame's)");
