@@ -3,49 +3,113 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 #include "unbound.h"
+
+enum { OPT_FORMAT = 0x100, OPT_TOP, OPT_LEVEL, OPT_NOW, OPT_JSON };
+
+static const struct option longopts[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "level", required_argument, NULL, OPT_LEVEL },
+	{ "now", required_argument, NULL, OPT_NOW },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * A failure of the export, one line naming one file: the engine's messages
+ * about the snapshot begin with its path (as the reader's all do); the others
+ * (writing, compressing) are about the output.
+ */
+static int export_fail(const char *snap, const char *out, const char *msg, int err)
+{
+	size_t pl = strlen(snap);
+	if (msg[0] == 0)
+		msg = strerror(-err);
+	if (strncmp(msg, snap, pl) == 0 && msg[pl] == ':')
+		return fail("export", NULL, "%s", msg);
+	return fail("export", out, "%s", msg);
+}
+
+/* The size of what was written, when the output is a regular file; else -1
+ * (a pipe or a device keeps no count). */
+static long long written(int fd)
+{
+	struct stat st;
+	return fd > 1 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (long long)st.st_size : -1;
+}
+
+static void j_size(jw_t *j, const char *k, long long v)
+{
+	jw_key(j, k);
+	if (v < 0)
+		jw_null(j);
+	else
+		jw_u64(j, (uint64_t)v);
+}
+
+static const char *s_(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /*
  * export: the portable stream (or, --format unbound, load_cache text) to -o
  * OUT (out_open(): a regular file is written beside it and renamed over it
  * when whole, so an existing OUT is never left half-overwritten; a device or
  * FIFO is written in place). OUT naming SNAP itself is refused, and the
- * binary stream is never written to a terminal.
+ * binary stream is never written to a terminal. --json: a summary on
+ * standard output (so not with -o -, which the stream takes).
  */
 int cmd_export(int argc, char **argv)
 {
-	const char *path = NULL, *out = NULL, *format = "dnsnap";
-	unsigned long long top = 0, level = 0, now = (unsigned long long)time(NULL);
-	int has_now = 0;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-			out = argv[++i];
-		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-			format = argv[++i];
-		else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-			if (number("export", "--top", argv[++i], UINT64_MAX, &top))
+	const char *out = NULL, *format = "dnsnap";
+	unsigned long long top = 0, level = 0;
+	uint32_t now = (uint32_t)time(NULL);
+	int has_now = 0, json = 0, c;
+	while ((c = opt_next("export", argc, argv, "o:", longopts)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_FORMAT:
+			format = optarg;
+			break;
+		case OPT_TOP:
+			if (number("export", "--top", optarg, UINT64_MAX, &top))
 				return EXIT_USAGE;
-		} else if (strcmp(argv[i], "--level") == 0 && i + 1 < argc) {
-			if (number("export", "--level", argv[++i], 19, &level))
+			break;
+		case OPT_LEVEL:
+			if (number("export", "--level", optarg, 19, &level))
 				return EXIT_USAGE;
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("export", "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case OPT_NOW:
+			if (time_arg("export", "--now", optarg, &now))
 				return EXIT_USAGE;
 			has_now = 1;
-		} else if (path == NULL && argv[i][0] != '-')
-			path = argv[i];
-		else
-			return fail("export", NULL, "unexpected argument: %s", argv[i]);
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
 	}
-	if (path == NULL || out == NULL)
-		return fail("export", NULL, "needs a snapshot and -o OUT (- for stdout)");
+	if (opt_operands("export", argc, argv, 1, 1, "a snapshot") < 0)
+		return EXIT_USAGE;
+	const char *path = argv[optind];
+	if (out == NULL)
+		return fail("export", NULL, "needs -o OUT (- for standard output)");
 	int unbound = strcmp(format, "unbound") == 0;
 	if (!unbound && strcmp(format, "dnsnap") != 0)
 		return fail("export", NULL, "--format: dnsnap or unbound, not %s", format);
@@ -54,47 +118,87 @@ int cmd_export(int argc, char **argv)
 	if (!unbound && has_now)
 		return fail("export", NULL, "--now is for --format unbound (the stream keeps "
 			    "Inception and Expiry as they are)");
+	if (json && strcmp(out, "-") == 0)
+		return fail("export", NULL, "--json writes the summary to standard output, which "
+			    "-o - gives to the export: write it to a file");
 	if (same_file(path, 0, out, 1))
 		return fail("export", out, "is the snapshot being exported (%s); not overwriting "
 			    "it", path);
 	dnsnap_snap_t *s;
 	if (open_snap("export", path, &s))
 		return EXIT_USAGE;
+	dnsnap_snap_info_t info;
+	dnsnap_snap_info(s, &info);
 	out_file_t o;
 	if (out_open("export", out, !unbound, &o)) {
 		dnsnap_snap_close(s);
 		return EXIT_USAGE;
 	}
 	int fd = o.fd, closed = 0;
+	long long size = -1;
 	dnsnap_diag_t d = { 0 };
+	unbound_export_stats_t st = { 0 };
 	int err;
 	if (unbound) {
 		FILE *f = fd == 1 ? stdout : fdopen(fd, "w");
-		unbound_export_stats_t st = { 0 };
-		err = f == NULL ? -errno : unbound_export(s, f, (uint32_t)now, &st, &d);
-		if (f != NULL && (fd == 1 ? fflush(f) : fclose(f)) != 0 && err == DNSNAP_OK)
+		err = f == NULL ? -errno : unbound_export(s, f, now, &st, &d);
+		if (f != NULL && fflush(f) != 0 && err == DNSNAP_OK)
+			err = -errno;
+		size = written(fd);
+		if (f != NULL && fd != 1 && fclose(f) != 0 && err == DNSNAP_OK)
 			err = -errno;
 		closed = f != NULL && fd != 1; /* closed with f */
-		if (err == DNSNAP_OK)
-			fprintf(stderr, "dnsnap export: %s: %llu messages, %llu RRsets (%llu shared); "
-				"left out: %llu expired, %llu CD, %llu tagged, %llu bad, %llu "
-				"unprintable\n", out, (unsigned long long)st.messages,
-				(unsigned long long)st.rrsets, (unsigned long long)st.shared,
-				(unsigned long long)st.expired, (unsigned long long)st.cd,
-				(unsigned long long)st.tagged, (unsigned long long)st.bad,
-				(unsigned long long)st.unprintable);
 	} else {
 		progress_t pg;
 		err = dnsnap_export_write(s, fd, (int)level, top, progress_start(&pg, "export"), &d);
 		progress_end(&pg);
+		size = written(fd);
 	}
 	dnsnap_snap_close(s);
 	int cerr = out_close(&o, err == DNSNAP_OK, closed);
-	if (err == DNSNAP_OK)
+	if (err == DNSNAP_OK && cerr != 0) {
+		d.msg[0] = 0;
 		err = cerr;
-	if (err != DNSNAP_OK) {
-		return fail("export", out, "%s (%s)", d.msg[0] ? d.msg : strerror(-err),
-			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err));
 	}
-	return 0;
+	if (err != DNSNAP_OK)
+		return export_fail(path, out, d.msg, err);
+	uint64_t entries = top && top < info.entry_count ? top : info.entry_count;
+	if (unbound && !json)
+		fprintf(stderr, "dnsnap export: %s: %llu message%s, %llu RRset%s (%llu shared); "
+			"left out: %llu expired, %llu CD, %llu tagged, %llu bad, %llu "
+			"unprintable\n", o.name, (unsigned long long)st.messages, s_(st.messages),
+			(unsigned long long)st.rrsets, s_(st.rrsets), (unsigned long long)st.shared,
+			(unsigned long long)st.expired, (unsigned long long)st.cd,
+			(unsigned long long)st.tagged, (unsigned long long)st.bad,
+			(unsigned long long)st.unprintable);
+	if (!json)
+		return 0;
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "snapshot", path);
+	jw_kstr(&j, "output", out);
+	jw_kstr(&j, "format", format);
+	if (unbound) {
+		jw_ku64(&j, "entries", st.entries);
+		jw_ku64(&j, "messages", st.messages);
+		jw_ku64(&j, "rrsets", st.rrsets);
+		jw_ku64(&j, "shared", st.shared);
+		jw_key(&j, "left_out");
+		jw_obj(&j);
+		jw_ku64(&j, "expired", st.expired);
+		jw_ku64(&j, "cd", st.cd);
+		jw_ku64(&j, "tagged", st.tagged);
+		jw_ku64(&j, "bad", st.bad);
+		jw_ku64(&j, "unprintable", st.unprintable);
+		jw_end(&j);
+	} else {
+		jw_ku64(&j, "entries", entries);
+		jw_ku64(&j, "snapshot_entries", info.entry_count);
+	}
+	jw_ku64(&j, "bytes_in", info.file_size);
+	j_size(&j, "bytes_out", size);
+	jw_end(&j);
+	jw_nl(&j);
+	return fflush(stdout) == 0 ? 0 : fail("export", "standard output", "%s", strerror(errno));
 }

@@ -1,63 +1,127 @@
 /*
- * import: a portable stream (or Unbound's cache text) to a snapshot.
+ * import: a portable stream (what dnsnap export writes) to a snapshot.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 
+enum { OPT_NOW = 0x100, OPT_WAIT, OPT_JSON };
+
+static const struct option longopts[] = {
+	{ "now", required_argument, NULL, OPT_NOW },
+	{ "wait", required_argument, NULL, OPT_WAIT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * The stream IN to the snapshot OUT: the input is looked at first (missing,
+ * a directory, empty), then OUT's writers' lock taken, then the stream read
+ * whole. A failure is one line naming one file: the writer's messages begin
+ * with OUT (the engine names it); the stream's are about IN.
+ */
 int cmd_import(int argc, char **argv)
 {
-	const char *in = NULL, *out = NULL;
-	unsigned long long now = (unsigned long long)time(NULL), wait = WAIT_DEFAULT;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-			out = argv[++i];
-		else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
-			if (number("import", "--wait", argv[++i], INT32_MAX, &wait))
+	const char *out = NULL;
+	uint32_t now = (uint32_t)time(NULL);
+	unsigned long long wait = WAIT_DEFAULT;
+	int json = 0, c;
+	while ((c = opt_next("import", argc, argv, "o:", longopts)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case OPT_NOW:
+			if (time_arg("import", "--now", optarg, &now))
 				return EXIT_USAGE;
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("import", "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case OPT_WAIT:
+			if (number("import", "--wait", optarg, INT32_MAX, &wait))
 				return EXIT_USAGE;
-		} else if (in == NULL && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
-			in = argv[i];
-		else
-			return fail("import", NULL, "unexpected argument: %s", argv[i]);
+			break;
+		case OPT_JSON:
+			json = 1;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
 	}
-	if (in == NULL || out == NULL)
-		return fail("import", NULL, "needs a stream (- for stdin) and -o SNAP");
+	if (opt_operands("import", argc, argv, 1, 1, "a stream (- for standard input)") < 0)
+		return EXIT_USAGE;
+	const char *in = argv[optind];
+	int std_in = strcmp(in, "-") == 0;
+	const char *in_name = std_in ? "standard input" : in;
+	if (out == NULL)
+		return fail("import", NULL, "needs -o SNAP, the snapshot to write");
 	if (strcmp(out, "-") == 0)
-		return fail("import", NULL, "the snapshot cannot be standard output");
+		return fail("import", NULL, "the snapshot cannot be standard output (-o -): it is "
+			    "written beside its path and renamed over it");
 	if (same_file(in, 0, out, 1))
 		return fail("import", out, "is the stream being imported (%s); not overwriting it",
-			    strcmp(in, "-") ? in : "standard input");
-	int fd = strcmp(in, "-") == 0 ? 0 : open(in, O_RDONLY);
+			    in_name);
+	int fd = std_in ? 0 : open(in, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fail("import", in, "%s", strerror(errno));
+	struct stat st_in;
+	const char *bad = NULL;
+	if (fstat(fd, &st_in) == 0 && S_ISDIR(st_in.st_mode))
+		bad = "a directory, not an export stream";
+	else if (fstat(fd, &st_in) == 0 && S_ISREG(st_in.st_mode) && st_in.st_size == 0)
+		bad = "an empty file, not an export stream";
+	if (bad != NULL) {
+		if (!std_in)
+			close(fd);
+		return fail("import", in_name, "%s", bad);
+	}
 	dnsnap_snap_lock_t *lk;
 	if (lock_snap("import", out, wait, &lk)) {
-		if (fd != 0)
+		if (!std_in)
 			close(fd);
 		return EXIT_USAGE;
 	}
 	dnsnap_diag_t d = { 0 };
 	progress_t pg;
 	dnsnap_snap_write_stats_t st = { 0 };
-	int err = dnsnap_import(fd, out, (uint32_t)now, progress_start(&pg, "import"), &st, &d);
+	int err = dnsnap_import(fd, out, now, progress_start(&pg, "import"), &st, &d);
 	progress_end(&pg);
 	dnsnap_snap_unlock(lk);
-	if (fd != 0)
+	if (!std_in)
 		close(fd);
-	if (err != DNSNAP_OK)
-		return fail("import", in, "%s (%s at offset %zu of the decompressed stream)", d.msg,
-			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err), d.offset);
-	if (st.skipped)
-		fprintf(stderr, "dnsnap import: %s: %llu entries expired at --now, left out\n",
-			in, (unsigned long long)st.skipped);
+	if (err != DNSNAP_OK) {
+		size_t ol = strlen(out);
+		if (d.msg[0] == 0)
+			return fail("import", in_name, "%s", strerror(-err));
+		if (strncmp(d.msg, out, ol) == 0 && d.msg[ol] == ':')
+			return fail("import", NULL, "%s", d.msg); /* the writer's: it names OUT */
+		return fail("import", in_name, "%s", d.msg);
+	}
+	if (json) {
+		jw_t j;
+		jw_init(&j, stdout);
+		jw_obj(&j);
+		jw_kstr(&j, "input", in);
+		jw_kstr(&j, "snapshot", out);
+		jw_ku64(&j, "entries_read", st.entries + st.skipped);
+		jw_ku64(&j, "entries", st.entries);
+		jw_ku64(&j, "expired", st.skipped);
+		jw_ku64(&j, "now", now);
+		jw_ku64(&j, "bytes_in", st.stream_bytes);
+		jw_ku64(&j, "bytes_out", st.file_size);
+		jw_end(&j);
+		jw_nl(&j);
+		if (fflush(stdout) != 0)
+			return fail("import", "standard output", "%s", strerror(errno));
+	} else if (st.skipped)
+		fprintf(stderr, "dnsnap import: %s: %llu entr%s expired at --now, left out\n",
+			in_name, (unsigned long long)st.skipped, st.skipped == 1 ? "y" : "ies");
 	return 0;
 }

@@ -128,15 +128,18 @@ int out_open(const char *cmd, const char *out, int binary, out_file_t *o)
 			return fail(cmd, out, "is a directory");
 		o->fd = open(out, O_WRONLY | O_NOCTTY | O_CLOEXEC); /* a FIFO waits for a reader */
 		if (o->fd < 0)
-			return fail(cmd, out, "%s", strerror(errno));
+			return fail(cmd, out, "cannot open it for writing: %s", strerror(errno));
 	} else {
 		int e = dnsnap_path_target(out, o->target, sizeof o->target);
 		if (e != 0)
 			return fail(cmd, out, "%s", strerror(-e));
 		snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
 		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (o->fd < 0)
-			return fail(cmd, out, "%s", strerror(errno));
+		if (o->fd < 0) { /* named by OUT: the temporary is ours, not the user's */
+			char why[4300];
+			return fail(cmd, out, "%s",
+				    dnsnap_path_create_error(o->tmp, errno, why, sizeof why));
+		}
 		o->replace = 1;
 	}
 	if (binary && isatty(o->fd)) {
@@ -179,6 +182,7 @@ int slurp(const char *path, uint8_t **out, size_t *out_len)
 		return -errno;
 	size_t cap = 4096, n = 0;
 	uint8_t *buf = malloc(cap);
+	errno = 0;
 	while (buf != NULL) {
 		n += fread(buf + n, 1, cap - n, f);
 		if (n < cap)
@@ -188,7 +192,7 @@ int slurp(const char *path, uint8_t **out, size_t *out_len)
 			free(buf);
 		buf = nb;
 	}
-	int err = ferror(f) ? -EIO : 0;
+	int err = ferror(f) ? (errno ? -errno : -EIO) : 0; /* EISDIR: a directory */
 	if (f != stdin)
 		fclose(f);
 	if (buf == NULL)

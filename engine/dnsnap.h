@@ -248,6 +248,7 @@ typedef struct dnsnap_snap_write_stats {
 	uint64_t replaced;       /* ... base entries a newer cache entry replaced */
 	uint64_t base_expired;   /* ... base entries expired at @p now, left out */
 	uint64_t base_bad;       /* ... base entries that failed validation, left out */
+	uint64_t stream_bytes;   /* dnsnap_import(): bytes of the stream read (compressed) */
 } dnsnap_snap_write_stats_t;
 
 /**
@@ -357,6 +358,15 @@ typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
  * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
  */
 int dnsnap_path_target(const char *path, char *out, size_t cap);
+
+/**
+ * Why a file could not be created at @p path (or a temporary beside it),
+ * creating it having failed with @p err (an errno value): one phrase for a
+ * message, such as "cannot create: directory /x does not exist", naming the
+ * directory at fault (it is looked at). Every writer's message uses it.
+ * @return @p out
+ */
+const char *dnsnap_path_create_error(const char *path, int err, char *out, size_t cap);
 
 int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **out,
 		     dnsnap_diag_t *diag);

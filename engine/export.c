@@ -27,6 +27,7 @@
 #include "alloc.h"
 #include "dnsnap.h"
 #include "record.h"
+#include "snap_internal.h"
 
 static const uint8_t stream_magic[4] = { 0xd5, 'N', 'S', 'X' };
 
@@ -63,7 +64,7 @@ static int write_all(wr_t *w, const uint8_t *p, size_t n)
 			continue;
 		if (k <= 0) {
 			int e = k < 0 ? errno : EIO;
-			return w->err = dnsnap__diag(w->d, -e, 0, "export: write: %s", strerror(e));
+			return w->err = dnsnap__diag(w->d, -e, 0, "writing: %s", strerror(e));
 		}
 		p += k;
 		n -= (size_t)k;
@@ -79,7 +80,7 @@ static int wr_flush(wr_t *w, ZSTD_EndDirective mode)
 		ZSTD_outBuffer ob = { w->out, w->out_cap, 0 };
 		size_t left = ZSTD_compressStream2(w->cc, &ob, &ib, mode);
 		if (ZSTD_isError(left))
-			return w->err = dnsnap__diag(w->d, DNSNAP_EZSTD, 0, "export: zstd: %s",
+			return w->err = dnsnap__diag(w->d, DNSNAP_EZSTD, 0, "compressing: zstd: %s",
 						     ZSTD_getErrorName(left));
 		if (ob.pos > 0 && write_all(w, w->out, ob.pos) != DNSNAP_OK)
 			return w->err;
@@ -215,15 +216,22 @@ static int export_scan(dnsnap_snap_t *s, int (*fn)(void *, const uint8_t *, size
 		       void *arg, dnsnap_diag_t *d)
 {
 	dnsnap_scan_stats_t st;
-	dnsnap_diag_t sd;
+	dnsnap_diag_t sd = { 0 };
 	int err = dnsnap_snap_scan(s, NULL, 0, fn, arg, &st, &sd);
 	if (err == DNSNAP_OK || err == 1)
 		return err;
+	if (st.damaged == 0 && st.bad_pages == 0 && sd.msg[0] == 0)
+		return err; /* fn's own error (a write): fn said it in d */
 	if (st.damaged == 0 && st.bad_pages == 0)
-		return dnsnap__diag(d, err, sd.offset, "export: %s", sd.msg);
-	return dnsnap__diag(d, err, sd.offset, "export: %llu damaged entr%s skipped, no end "
-			    "record written (the output will not import); the first: %s",
-			    (unsigned long long)st.damaged, st.damaged == 1 ? "y" : "ies", sd.msg);
+		return dnsnap__diag(d, err, sd.offset, "%s", sd.msg); /* it names the file */
+	/* sd.msg names the file: "SNAP: entry 17 (at 0x3f20): ..." */
+	const char *path = dnsnap__snap_path(s);
+	size_t pl = strlen(path);
+	const char *first = strncmp(sd.msg, path, pl) == 0 && sd.msg[pl] == ':' ? sd.msg + pl + 2
+										: sd.msg;
+	return dnsnap__diag(d, err, sd.offset, "%s: %llu damaged entr%s skipped, no end record "
+			    "written (the output will not import); the first: %s", path,
+			    (unsigned long long)st.damaged, st.damaged == 1 ? "y" : "ies", first);
 }
 
 static size_t stream_header(uint8_t *h, const dnsnap_snap_info_t *info, uint64_t count)
@@ -267,13 +275,13 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	if (top_n != 0 && top_n < info.entry_count) {
 		hp.cap = (size_t)top_n;
 		if ((hp.h = dnsnap_malloc(hp.cap * sizeof *hp.h)) == NULL) {
-			err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "export: out of memory (top %llu)",
+			err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory (top %llu)",
 					   (unsigned long long)top_n);
 			goto out;
 		}
 		err = export_scan(s, heap_rec, &hp, d);
 		if (err == DNSNAP_OK && hp.err != DNSNAP_OK)
-			err = dnsnap__diag(d, hp.err, 0, "export: out of memory (top %llu)",
+			err = dnsnap__diag(d, hp.err, 0, "out of memory (top %llu)",
 					   (unsigned long long)top_n);
 		if (err != DNSNAP_OK)
 			goto out;
@@ -291,7 +299,7 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	w.out = dnsnap_malloc(w.out_cap);
 	w.xs = XXH3_createState();
 	if (w.cc == NULL || w.in == NULL || w.out == NULL || w.xs == NULL) {
-		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "export: out of memory");
+		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 		goto out;
 	}
 	XXH3_64bits_reset(w.xs);
@@ -299,7 +307,7 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	if (!ZSTD_isError(zr))
 		zr = ZSTD_CCtx_setParameter(w.cc, ZSTD_c_checksumFlag, 1);
 	if (ZSTD_isError(zr)) {
-		err = dnsnap__diag(d, DNSNAP_EZSTD, 0, "export: zstd: %s", ZSTD_getErrorName(zr));
+		err = dnsnap__diag(d, DNSNAP_EZSTD, 0, "zstd: %s", ZSTD_getErrorName(zr));
 		goto out;
 	}
 	uint8_t h[HDR_FIXED + 11 + 3 + 127 + 11];
@@ -315,8 +323,9 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 		goto out; /* no end record: what was written never imports */
 	if (w.n != w.expect) {
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0,
-				   "export: %llu entries, the snapshot's meta record says %llu",
-				   (unsigned long long)w.n, (unsigned long long)w.expect);
+				   "%s: %llu entries, its meta record says %llu",
+				   dnsnap__snap_path(s), (unsigned long long)w.n,
+				   (unsigned long long)w.expect);
 		goto out;
 	}
 	uint8_t end[END_LEN];
@@ -324,8 +333,8 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	put64(end + 2, w.n);
 	put64(end + 10, XXH3_64bits_digest(w.xs));
 	if (top_n == 0 && XXH3_64bits_digest(w.xs) != info.digest) {
-		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "export: the snapshot's digest does not "
-				   "match its entries");
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: its digest does not match its "
+				   "entries", dnsnap__snap_path(s));
 		goto out;
 	}
 	if ((err = wr_put(&w, end, sizeof end)) != DNSNAP_OK)
@@ -357,8 +366,49 @@ typedef struct rdr {
 	size_t frame_left;        /* zstd's last hint: 0 = at a frame's end */
 	int eof;                  /* no more input */
 	int started;              /* some input was seen */
+	uint64_t in_bytes;        /* bytes read from fd (the compressed stream) */
 	dnsnap_diag_t *d;
 } rdr_t;
+
+/*
+ * What the first bytes of the input are when they are not a zstd frame: an
+ * export stream starts with zstd's magic (28 b5 2f fd) or a skippable frame's
+ * (5? 2a 4d 18). The usual mistakes are named: a snapshot (LMDB's magic at
+ * byte 16, in either byte order), a packet capture, Unbound's cache text, or
+ * the export stream decompressed. DNSNAP_EZSTD, like any data zstd refuses.
+ */
+static int sniff(rdr_t *r, const uint8_t *p, size_t n)
+{
+	static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	if (n < 4 || memcmp(p, zstd_magic, 4) == 0 ||
+	    ((p[0] & 0xf0) == 0x50 && p[1] == 0x2a && p[2] == 0x4d && p[3] == 0x18))
+		return DNSNAP_OK;
+	uint32_t m = 0; /* LMDB's magic at byte 16, in the writer's byte order */
+	if (n >= 20)
+		memcpy(&m, p + 16, 4);
+	const char *what = "its first bytes are not a zstd frame's";
+	if (m == LMDB_MAGIC || m == __builtin_bswap32(LMDB_MAGIC))
+		what = "it is an LMDB file, a dnsnap snapshot: import takes what dnsnap export "
+		       "writes";
+	else if (memcmp(p, stream_magic, 4) == 0)
+		what = "it is an export stream decompressed: import takes it zstd-compressed, as "
+		       "dnsnap export writes it";
+	else if (get32(p) == 0xa1b2c3d4 || get32(p) == 0xd4c3b2a1 || get32(p) == 0xa1b23c4d ||
+		 get32(p) == 0x4d3cb2a1 || get32(p) == 0x0a0d0d0a)
+		what = "it is a packet capture: dnsnap load reads captures";
+	else if (n >= 17 && memcmp(p, "START_RRSET_CACHE", 17) == 0)
+		what = "it is Unbound's cache text: dnsnap load reads it";
+	return dnsnap__diag(r->d, DNSNAP_EZSTD, 0, "not an export stream (%s)", what);
+}
+
+/* zstd refused the data: where, in the file and in the decompressed data */
+static int zstd_bad(rdr_t *r, size_t z, uint64_t at)
+{
+	return dnsnap__diag(r->d, DNSNAP_EZSTD, (size_t)at, "the compressed data is damaged "
+			    "(zstd: %s), before byte %llu of the file, at byte %llu of the "
+			    "decompressed data", ZSTD_getErrorName(z),
+			    (unsigned long long)r->in_bytes, (unsigned long long)at);
+}
 
 /* Decompress more; DNSNAP_OK with out_len > out_pos, or 1 at the stream's end. */
 static int fill(rdr_t *r)
@@ -371,11 +421,17 @@ static int fill(rdr_t *r)
 				k = read(r->fd, r->in, r->in_cap);
 			while (k < 0 && errno == EINTR);
 			if (k < 0)
-				return dnsnap__diag(r->d, -errno, (size_t)r->off, "import: read: %s",
+				return dnsnap__diag(r->d, -errno, (size_t)r->off, "read: %s",
 						    strerror(errno));
 			r->ib.src = r->in;
 			r->ib.size = (size_t)k;
 			r->ib.pos = 0;
+			if (k > 0 && !r->started) {
+				int e = sniff(r, r->in, (size_t)k);
+				if (e != DNSNAP_OK)
+					return e;
+			}
+			r->in_bytes += (uint64_t)k;
 			if (k == 0)
 				r->eof = 1;
 			else
@@ -387,8 +443,7 @@ static int fill(rdr_t *r)
 			ZSTD_inBuffer none = { r->in, 0, 0 };
 			size_t z = ZSTD_decompressStream(r->dc, &ob, &none);
 			if (ZSTD_isError(z))
-				return dnsnap__diag(r->d, DNSNAP_EZSTD, (size_t)r->off,
-						    "import: zstd: %s", ZSTD_getErrorName(z));
+				return zstd_bad(r, z, r->off);
 			if (ob.pos > 0) {
 				r->out_len = ob.pos;
 				return DNSNAP_OK;
@@ -398,8 +453,7 @@ static int fill(rdr_t *r)
 		ZSTD_outBuffer ob = { r->out, r->out_cap, 0 };
 		size_t z = ZSTD_decompressStream(r->dc, &ob, &r->ib);
 		if (ZSTD_isError(z))
-			return dnsnap__diag(r->d, DNSNAP_EZSTD, (size_t)(r->off + ob.pos),
-					    "import: zstd: %s", ZSTD_getErrorName(z));
+			return zstd_bad(r, z, r->off + ob.pos);
 		r->frame_left = z;
 		if (ob.pos > 0) {
 			r->out_len = ob.pos;
@@ -432,11 +486,22 @@ static int rd_exact(rdr_t *r, uint8_t *p, size_t n, size_t *got)
 	return DNSNAP_OK;
 }
 
+/*
+ * The data ended early: where it really ended (r->off, the decompressed bytes
+ * that came), inside or after what (@p what: "inside the stream header"; it
+ * started at @p at, the diag's offset), and whether the file itself ends
+ * inside a zstd frame (a file cut short: zstd hands out nothing of a block it
+ * has not whole).
+ */
 static int cut(rdr_t *r, uint64_t at, const char *what)
 {
-	return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at,
-			    "import: the stream ends inside %s at offset %llu", what,
-			    (unsigned long long)at);
+	char file[96] = "";
+	if (r->frame_left != 0)
+		snprintf(file, sizeof file, "; the file ends at byte %llu, inside a zstd frame",
+			 (unsigned long long)r->in_bytes);
+	return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at, "the stream ends at byte %llu of "
+			    "the decompressed data, %s%s (truncated?)",
+			    (unsigned long long)r->off, what, file);
 }
 
 /* Read n bytes of a field starting at `at`: a short read is DNSNAP_ETRUNC at `at`. */
@@ -454,40 +519,45 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 	if (e < 0)
 		return e;
 	if (got >= 4 && memcmp(h, stream_magic, 4) != 0)
-		return dnsnap__diag(r->d, DNSNAP_EMAGIC, 0, "import: not a dnsnap export stream");
+		return dnsnap__diag(r->d, DNSNAP_EMAGIC, 0, "not an export stream (its data does "
+				    "not start with the stream's magic number)");
 	if (e == 1)
 		return got == 0 && !r->started
-		       ? dnsnap__diag(r->d, DNSNAP_ETRUNC, 0, "import: empty input")
-		       : cut(r, 0, "the stream header");
+		       ? dnsnap__diag(r->d, DNSNAP_ETRUNC, 0, "empty, not an export stream")
+		       : cut(r, 0, "inside the stream header");
 	unsigned major = get16(h + 4), minor = get16(h + 6), hsize = get16(h + 8);
 	if (major != DNSNAP_FORMAT_MAJOR)
 		return dnsnap__diag(r->d, DNSNAP_EVERSION, 4,
-				    "import: export stream format %u.%u, this dnsnap reads %d.x",
+				    "export stream format %u.%u, this dnsnap reads %d.x",
 				    major, minor, DNSNAP_FORMAT_MAJOR);
 	if (hsize < HDR_FIXED)
-		return dnsnap__diag(r->d, DNSNAP_EFIELD, 8, "import: Header_Size %u below 12", hsize);
+		return dnsnap__diag(r->d, DNSNAP_EFIELD, 8,
+				    "the stream header's Header_Size %u is below 12", hsize);
 	if (get16(h + 10) != 0)
-		return dnsnap__diag(r->d, DNSNAP_ERESERVED, 10, "import: reserved stream flags 0x%04x",
+		return dnsnap__diag(r->d, DNSNAP_ERESERVED, 10, "reserved stream flags 0x%04x",
 				    get16(h + 10));
 	uint64_t o = HDR_FIXED;
 	while (o < hsize) {
 		if (hsize - o < 3)
 			return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)o,
-					    "import: header TLV at %llu cut by Header_Size",
+					    "the stream header's TLV at byte %llu is cut by "
+					    "Header_Size",
 					    (unsigned long long)o);
-		if ((e = need(r, tlv, 3, o, "the stream header")) != DNSNAP_OK)
+		if ((e = need(r, tlv, 3, o, "inside the stream header")) != DNSNAP_OK)
 			return e;
 		size_t len = get16(tlv + 1);
 		if (o + 3 + len > hsize)
 			return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)o + 1,
-					    "import: header TLV at %llu overruns Header_Size",
+					    "the stream header's TLV at byte %llu overruns "
+					    "Header_Size",
 					    (unsigned long long)o);
 		uint8_t data[65535];
-		if ((e = need(r, data, len, o, "the stream header")) != DNSNAP_OK)
+		if ((e = need(r, data, len, o, "inside the stream header")) != DNSNAP_OK)
 			return e;
 		if ((tlv[0] == TLV_CREATED_AT || tlv[0] == TLV_ENTRY_COUNT) && len != 8)
 			return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)o + 1,
-					    "import: header TLV type %u of %zu bytes, not 8", tlv[0], len);
+					    "the stream header's TLV type %u has %zu bytes, not 8",
+					    tlv[0], len);
 		if (tlv[0] == TLV_ENTRY_COUNT) {
 			*announced = get64(data);
 			*has_count = 1;
@@ -495,6 +565,18 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 		o += 3 + len;
 	}
 	return DNSNAP_OK;
+}
+
+/* "inside entry 57 of 1000" (@p n entries read before it), into @p buf */
+static const char *entry_name(char *buf, size_t cap, uint64_t n, int has_count,
+			      uint64_t announced)
+{
+	if (has_count && announced > n)
+		snprintf(buf, cap, "inside entry %llu of %llu", (unsigned long long)n + 1,
+			 (unsigned long long)announced);
+	else
+		snprintf(buf, cap, "inside entry %llu", (unsigned long long)n + 1);
+	return buf;
 }
 
 static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t announced,
@@ -505,18 +587,28 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 	uint64_t n = 0;
 	XXH3_state_t *xs = XXH3_createState();
 	if (xs == NULL)
-		return dnsnap__diag(r->d, DNSNAP_ENOMEM, 0, "import: out of memory");
+		return dnsnap__diag(r->d, DNSNAP_ENOMEM, 0, "out of memory");
 	XXH3_64bits_reset(xs);
 	int e;
 	dnsnap_key_t key;
 	dnsnap_diag_t ed;
+	char where[80];
 	for (;;) {
 		uint64_t at = r->off;
 		uint8_t *kl = buf;
 		size_t got;
 		e = rd_exact(r, kl, 2, &got);
 		if (e == 1) {
-			e = cut(r, at, got ? "a record" : "the records, before the end record");
+			if (got)
+				e = cut(r, at,
+					entry_name(where, sizeof where, n, has_count, announced));
+			else {
+				snprintf(where, sizeof where,
+					 "after entry %llu, before the end record",
+					 (unsigned long long)n);
+				e = cut(r, at, n ? where
+						 : "after the stream header, before the end record");
+			}
 			break;
 		}
 		if (e != DNSNAP_OK)
@@ -524,32 +616,34 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		unsigned key_len = get16(kl);
 		if (key_len == 0) { /* End_Record */
 			uint8_t end[16];
-			if ((e = need(r, end, 16, at, "the end record")) != DNSNAP_OK)
+			if ((e = need(r, end, 16, at, "inside the end record")) != DNSNAP_OK)
 				break;
 			uint64_t count = get64(end), sum = get64(end + 8);
 			if (count != n)
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
-						 "import: %llu records, the end record says %llu",
+						 "%llu entries, the end record says %llu",
 						 (unsigned long long)n, (unsigned long long)count);
 			else if (sum != XXH3_64bits_digest(xs))
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 10,
-						 "import: the end record's Checksum %016llx, the records "
+						 "the end record's Checksum %016llx, the entries "
 						 "give %016llx", (unsigned long long)sum,
 						 (unsigned long long)XXH3_64bits_digest(xs));
 			else if (has_count && announced != n)
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
-						 "import: %llu records, the header announced %llu",
+						 "%llu entries, the stream header announced %llu",
 						 (unsigned long long)n, (unsigned long long)announced);
 			break;
 		}
 		if (key_len == SECTION_KEY_LEN) { /* a tagged section: skip it */
 			uint8_t sh[6];
-			if ((e = need(r, sh, 6, at, "a section")) != DNSNAP_OK)
+			snprintf(where, sizeof where, "inside a section after entry %llu",
+				 (unsigned long long)n);
+			if ((e = need(r, sh, 6, at, where)) != DNSNAP_OK)
 				break;
 			uint32_t left = get32(sh + 2);
 			while (e == DNSNAP_OK && left > 0) {
 				size_t k = left < DNSNAP_ENTRY_MAX ? left : DNSNAP_ENTRY_MAX;
-				e = need(r, buf, k, at, "a section");
+				e = need(r, buf, k, at, where);
 				left -= (uint32_t)k;
 			}
 			if (e != DNSNAP_OK)
@@ -558,40 +652,45 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		}
 		if (key_len > DNSNAP_KEY_MAX) {
 			e = dnsnap__diag(r->d, DNSNAP_ERESERVED, (size_t)at,
-					 "import: record %llu: reserved Key_Len %u",
-					 (unsigned long long)n, key_len);
+					 "entry %llu: reserved Key_Len %u (at byte %llu)",
+					 (unsigned long long)n + 1, key_len,
+					 (unsigned long long)at);
 			break;
 		}
-		if ((e = need(r, buf, 4, at, "a record")) != DNSNAP_OK)
+		entry_name(where, sizeof where, n, has_count, announced);
+		if ((e = need(r, buf, 4, at, where)) != DNSNAP_OK)
 			break;
 		uint32_t entry_len = get32(buf);
 		if (entry_len < DNSNAP_ENTRY_HDR || entry_len > DNSNAP_ENTRY_MAX) {
 			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at + 2,
-					 "import: record %llu: Entry_Len %lu out of range",
-					 (unsigned long long)n, (unsigned long)entry_len);
+					 "entry %llu: Entry_Len %lu out of range (at byte %llu)",
+					 (unsigned long long)n + 1, (unsigned long)entry_len,
+					 (unsigned long long)at + 2);
 			break;
 		}
 		uint8_t *k = buf + 6, *v = buf + 6 + key_len;
 		put16(buf, (uint16_t)key_len);
 		put32(buf + 2, entry_len);
-		if ((e = need(r, k, key_len + (size_t)entry_len, at, "a record")) != DNSNAP_OK)
+		if ((e = need(r, k, key_len + (size_t)entry_len, at, where)) != DNSNAP_OK)
 			break;
 		if ((e = dnsnap_key_decode(k, key_len, &key, &ed)) != DNSNAP_OK) {
 			e = dnsnap__diag(r->d, e, (size_t)(at + 6 + ed.offset),
-					 "import: record %llu: key: %.80s", (unsigned long long)n, ed.msg);
+					 "entry %llu: key: %.80s", (unsigned long long)n + 1,
+					 ed.msg);
 			break;
 		}
 		if ((e = dnsnap_entry_validate(v, entry_len, &ed)) != DNSNAP_OK) {
 			char name[80];
 			dnsnap__key_text(&key, name, sizeof name);
 			e = dnsnap__diag(r->d, e, (size_t)(at + 6 + key_len + ed.offset),
-					 "import: record %llu (%.40s): %.60s", (unsigned long long)n,
+					 "entry %llu (%.40s): %.60s", (unsigned long long)n + 1,
 					 name, ed.msg);
 			break;
 		}
 		if (n > 0 && dnsnap_key_cmp(prev, prev_len, k, key_len) >= 0) {
 			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at,
-					 "import: record %llu out of key order", (unsigned long long)n);
+					 "entry %llu is out of key order (at byte %llu)",
+					 (unsigned long long)n + 1, (unsigned long long)at);
 			break;
 		}
 		memcpy(prev, k, key_len);
@@ -600,8 +699,8 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		if ((int32_t)(get32(v + 4) - now) <= 0)
 			(*expired)++; /* expired by now: left out */
 		else if ((e = dnsnap_snapw_add(sw, k, key_len, v, entry_len, &ed)) != DNSNAP_OK) {
-			e = dnsnap__diag(r->d, e, (size_t)at, "import: record %llu: %s",
-					 (unsigned long long)n, ed.msg);
+			e = dnsnap__diag(r->d, e, (size_t)at, "entry %llu: %s",
+					 (unsigned long long)n + 1, ed.msg);
 			break;
 		}
 		if (++n % DNSNAP_PROGRESS_EVERY == 0 && pr != NULL && pr->fn != NULL)
@@ -617,13 +716,15 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 	e = rd_exact(r, &extra, 1, NULL);
 	if (e == DNSNAP_OK)
 		return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at,
-				    "import: bytes after the end record at offset %llu",
+				    "bytes after the end record, at byte %llu of the decompressed "
+				    "data",
 				    (unsigned long long)at);
 	if (e < 0)
 		return e;
 	if (r->frame_left != 0)
-		return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at,
-				    "import: the compressed stream is cut (zstd frame incomplete)");
+		return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at, "the file ends at byte %llu, "
+				    "inside the zstd frame, after the end record: its checksum "
+				    "is missing (truncated?)", (unsigned long long)r->in_bytes);
 	return DNSNAP_OK;
 }
 
@@ -643,7 +744,7 @@ int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_
 	r.out = dnsnap_malloc(r.out_cap);
 	buf = dnsnap_malloc(6 + DNSNAP_KEY_MAX + (size_t)DNSNAP_ENTRY_MAX);
 	if (r.dc == NULL || r.in == NULL || r.out == NULL || buf == NULL) {
-		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "import: out of memory");
+		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory");
 		goto out;
 	}
 	r.ib.src = r.in;
@@ -662,6 +763,7 @@ int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_
 	if ((err = dnsnap_snapw_commit(sw, &st, d)) != DNSNAP_OK)
 		goto out;
 	st.skipped = expired;
+	st.stream_bytes = r.in_bytes;
 	if (pr != NULL && pr->fn != NULL)
 		pr->fn(pr->arg, st.entries + expired, has_count ? announced : 0);
 	if (stats != NULL)

@@ -10,5 +10,10 @@
 #define META_KEY "meta"
 #define SNAP_MAGIC "\xd5NSP"      /* the meta record's Magic_Number */
 #define TRAILER_MAGIC "\xd5NST"   /* the trailer's */
+#define LMDB_MAGIC 0xBEEFC0DEu    /* at byte 16 of an LMDB file, in the host's order */
+
+struct dnsnap_snap;
+/** The path a snapshot was opened by (for messages). */
+const char *dnsnap__snap_path(const struct dnsnap_snap *s);
 
 #endif

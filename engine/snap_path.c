@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -57,6 +58,61 @@ int dnsnap_path_target(const char *path, char *out, size_t cap)
 	return 0;
 }
 
+/* The directory of @p path ("." for a bare name) into @p dir */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash == NULL)
+		snprintf(dir, cap, ".");
+	else
+		snprintf(dir, cap, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+const char *dnsnap_path_create_error(const char *path, int err, char *out, size_t cap)
+{
+	char dir[PATH_CAP], up[PATH_CAP];
+	struct stat st;
+	dir_of(path, dir, sizeof dir);
+	switch (err) {
+	case ENOENT:
+	case ENOTDIR:
+		/* the deepest ancestor that exists tells: not a directory, or the
+		 * next one down is missing */
+		snprintf(up, sizeof up, "%s", dir);
+		while (stat(up, &st) != 0 && strcmp(up, ".") != 0 && strcmp(up, "/") != 0) {
+			char parent[PATH_CAP];
+			dir_of(up, parent, sizeof parent);
+			if (stat(parent, &st) == 0 && S_ISDIR(st.st_mode))
+				break; /* up is the first one missing */
+			snprintf(up, sizeof up, "%s", parent);
+		}
+		if (stat(up, &st) == 0 && !S_ISDIR(st.st_mode))
+			snprintf(out, cap, "cannot create: %s is not a directory", up);
+		else if (stat(dir, &st) != 0)
+			snprintf(out, cap, "cannot create: directory %s does not exist", dir);
+		else
+			snprintf(out, cap, "cannot create: %s", strerror(err));
+		break;
+	case EACCES:
+	case EPERM:
+		snprintf(out, cap, "cannot create: no permission to write in directory %s", dir);
+		break;
+	case EROFS:
+		snprintf(out, cap, "cannot create: directory %s is on a read-only file system",
+			 dir);
+		break;
+	case ENOSPC:
+		snprintf(out, cap, "cannot create: no space left on the device of %s", dir);
+		break;
+	case EISDIR:
+		snprintf(out, cap, "cannot create: it is a directory");
+		break;
+	default:
+		snprintf(out, cap, "cannot create: %s", strerror(err));
+	}
+	return out;
+}
+
 struct dnsnap_snap_lock {
 	int fd;
 };
@@ -75,15 +131,20 @@ static int open_lockable(const char *path, const char *target, int *on_dir, dnsn
 	*on_dir = 0;
 	int fd = open(target, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
-		char dir[PATH_CAP];
-		const char *slash = strrchr(target, '/');
-		if (slash == NULL)
-			strcpy(dir, ".");
-		else
-			snprintf(dir, sizeof dir, "%.*s", slash == target ? 1 : (int)(slash - target),
-				 target);
+		char dir[PATH_CAP], why[PATH_CAP + 64];
+		dir_of(target, dir, sizeof dir);
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		*on_dir = 1;
+		if (fd < 0) { /* the file is to be created there: say why it cannot be */
+			int e = errno;
+			return dnsnap__diag(d, -e, 0, "%s: %s", path,
+					    dnsnap_path_create_error(target, e, why, sizeof why));
+		}
+	}
+	if (fd < 0 && errno == ENOTDIR) { /* a file where a directory should be */
+		char why[PATH_CAP + 64];
+		return dnsnap__diag(d, -ENOTDIR, 0, "%s: %s", path,
+				    dnsnap_path_create_error(target, ENOTDIR, why, sizeof why));
 	}
 	if (fd < 0)
 		return dnsnap__diag(d, -errno, 0, "%s: cannot lock it: %s", path, strerror(errno));

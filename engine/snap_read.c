@@ -44,7 +44,6 @@
 #include "snap_internal.h"
 
 /* LMDB's data format 1 (64-bit hosts), as the spec states it. */
-#define LMDB_MAGIC 0xBEEFC0DEu
 #define LMDB_DATA_VERSION 1u
 #define PAGEHDR 16              /* pgno u64, pad u16, flags u16, lower u16, upper u16 */
 #define NODEHDR 8               /* lo u16, hi u16, flags u16, ksize u16 (lo/hi swapped on BE) */
@@ -759,6 +758,22 @@ typedef struct opening {
 	int no_trailer;
 } opening_t;
 
+/* What a file without LMDB's magic is, when it is one of the files a user
+ * may give by mistake (those other commands read) */
+static const char *not_lmdb(const uint8_t *m, size_t size)
+{
+	if (size >= 4 && memcmp(m, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "it is zstd-compressed, like an export stream: dnsnap import makes a "
+		       "snapshot of one";
+	uint32_t m32 = size >= 4 ? get32(m) : 0;
+	if (m32 == 0xa1b2c3d4 || m32 == 0xd4c3b2a1 || m32 == 0xa1b23c4d || m32 == 0x4d3cb2a1 ||
+	    m32 == 0x0a0d0d0a)
+		return "it is a packet capture: dnsnap load reads captures into a snapshot";
+	if (size >= 17 && memcmp(m, "START_RRSET_CACHE", 17) == 0)
+		return "it is Unbound's cache text: dnsnap load reads it into a snapshot";
+	return "no LMDB magic";
+}
+
 static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op)
 {
 	dnsnap_diag_t *d = op->d;
@@ -770,8 +785,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 			return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: an LMDB file of a host "
 					    "with the other byte order: snapshots stay on hosts "
 					    "like the writer's; copy with export and import", s->path);
-		return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: not a snapshot (no LMDB magic)",
-				    s->path);
+		return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: not a snapshot (%s)", s->path,
+				    not_lmdb(m, size));
 	}
 	if (h32(m + PAGEHDR + 4) != LMDB_DATA_VERSION)
 		return dnsnap__diag(d, DNSNAP_EVERSION, PAGEHDR + 4, "%s: LMDB data format %u, this "
@@ -801,8 +816,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	}
 	/* 3. the meta page LMDB would pick: both well-formed, the larger txnid */
 	if (s->data_len < 2 * ps)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: %zu bytes, less than LMDB's two "
-				    "meta pages: the file was cut short (truncated)", s->path, size);
+		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: truncated: %zu bytes, less than "
+				    "LMDB's two meta pages (%zu)", s->path, size, 2 * ps);
 	const uint8_t *m1 = m + ps;
 	for (int i = 0; i < 2; i++) {
 		const uint8_t *mp = i ? m1 : m;
@@ -814,12 +829,16 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	const uint8_t *mp = h64(m1 + META_TXNID) > h64(m + META_TXNID) ? m1 : m;
 	size_t mp_off = (size_t)(mp - m);
 	uint64_t last = h64(mp + META_LAST_PG);
-	if (last >= s->data_len / ps)
+	if (last >= s->data_len / ps && op->no_trailer)
 		return dnsnap__diag(d, DNSNAP_ETRUNC, mp_off + META_LAST_PG,
-				    "%s: LMDB's pages end at %llu, the file's data at %llu: the file "
-				    "was cut short (truncated)", s->path,
-				    (unsigned long long)((last + 1) * ps),
-				    (unsigned long long)s->data_len);
+				    "%s: truncated: %zu bytes, its pages need %llu", s->path, size,
+				    (unsigned long long)((last + 1) * ps));
+	if (last >= s->data_len / ps) /* the trailer says the file is whole */
+		return dnsnap__diag(d, DNSNAP_ETRUNC, mp_off + META_LAST_PG,
+				    "%s: LMDB meta page %d is damaged: its last page %llu lies "
+				    "beyond the file's %llu bytes of pages", s->path,
+				    mp == m ? 0 : 1,
+				    (unsigned long long)last, (unsigned long long)s->data_len);
 	s->npages = last + 1;
 	/* 4. the main database: exactly "entries" and "meta", both plain */
 	tree_t main;
@@ -843,8 +862,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	if (err != DNSNAP_OK)
 		return err;
 	if (op->no_trailer)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: a dnsnap snapshot without its "
-				    "trailer: the file was cut short (truncated)", s->path);
+		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: truncated: %zu bytes, without the "
+				    "trailer every snapshot ends with", s->path, size);
 	/* 5. the meta record */
 	const uint8_t *rec;
 	size_t rl;
@@ -926,6 +945,11 @@ void dnsnap_snap_close(dnsnap_snap_t *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	dnsnap_free(s);
+}
+
+const char *dnsnap__snap_path(const dnsnap_snap_t *s)
+{
+	return s->path;
 }
 
 void dnsnap_snap_info(const dnsnap_snap_t *s, dnsnap_snap_info_t *out)

@@ -94,7 +94,10 @@ static void remove_stale(const char *path)
 	closedir(d);
 }
 
-static int lmdb_err(dnsnap_diag_t *d, const char *path, const char *what, int rc)
+/* A failure of LMDB writing the temporary @p tmp of snapshot @p path. The
+ * message names @p path, the file the user named. */
+static int lmdb_err(dnsnap_diag_t *d, const char *tmp, const char *path, const char *what,
+		    int rc)
 {
 	/* LMDB passes errno values through, except that a short write (a full
 	 * disk, a file size limit) comes back as EIO: name the likely cause. */
@@ -102,18 +105,25 @@ static int lmdb_err(dnsnap_diag_t *d, const char *path, const char *what, int rc
 		struct rlimit rl;
 		struct statvfs vs;
 		struct stat st;
-		off_t size = stat(path, &st) == 0 ? st.st_size : 0;
+		off_t size = stat(tmp, &st) == 0 ? st.st_size : 0;
 		if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 		    (rlim_t)size + 65536 >= rl.rlim_cur)
-			return dnsnap__diag(d, -EFBIG, 0, "%s: %s: file size limit reached (%llu bytes)",
-				    path, what, (unsigned long long)rl.rlim_cur);
-		if (statvfs(path, &vs) == 0 && (uint64_t)vs.f_bavail * vs.f_frsize < 1u << 20)
-			return dnsnap__diag(d, -ENOSPC, 0, "%s: %s: no space left on the device", path,
-				    what);
+			return dnsnap__diag(d, -EFBIG, 0, "%s: cannot write it: file size limit "
+					    "reached (%llu bytes)", path,
+					    (unsigned long long)rl.rlim_cur);
+		if (statvfs(tmp, &vs) == 0 && (uint64_t)vs.f_bavail * vs.f_frsize < 1u << 20)
+			return dnsnap__diag(d, -ENOSPC, 0, "%s: cannot write it: no space left "
+					    "on the device", path);
+	}
+	if (rc > 0 && strcmp(what, "mdb_env_open") == 0) {
+		char why[200]; /* the temporary could not be created beside it */
+		return dnsnap__diag(d, -rc, 0, "%s: %s", path,
+				    dnsnap_path_create_error(tmp, rc, why, sizeof why));
 	}
 	if (rc > 0)
-		return dnsnap__diag(d, -rc, 0, "%s: %s: %s", path, what, strerror(rc));
-	return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: %s: %s", path, what, mdb_strerror(rc));
+		return dnsnap__diag(d, -rc, 0, "%s: cannot write it: %s", path, strerror(rc));
+	return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: cannot write it: %s: %s", path, what,
+			    mdb_strerror(rc));
 }
 
 /* The meta record (spec/FORMAT.md, "Snapshot meta record"), then its
@@ -144,26 +154,26 @@ static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
 /* Append the trailer: Magic, 0, Data_Len, XXH3-64 of bytes [0, Data_Len).
  * The file is read in chunks, not mapped: the writer's memory stays small
  * however large the snapshot (a map would count the whole file as resident). */
-static int write_trailer(int fd, dnsnap_diag_t *d, const char *tmp)
+static int write_trailer(int fd, dnsnap_diag_t *d, const char *path)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
-		return dnsnap__diag(d, -errno, 0, "%s: %s", tmp, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: %s", path, strerror(errno));
 	uint64_t len = (uint64_t)st.st_size;
 	size_t cap = 1u << 20;
 	uint8_t *buf = dnsnap_malloc(cap);
 	XXH3_state_t *xs = XXH3_createState();
 	int err = DNSNAP_OK;
 	if (buf == NULL || xs == NULL)
-		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", tmp);
+		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
 	else
 		XXH3_64bits_reset(xs);
 	for (uint64_t off = 0; err == DNSNAP_OK && off < len;) {
 		size_t want = len - off < cap ? (size_t)(len - off) : cap;
 		ssize_t got = pread(fd, buf, want, (off_t)off);
 		if (got <= 0)
-			err = dnsnap__diag(d, got < 0 ? -errno : -EIO, 0, "%s: reading back: %s", tmp,
-					   strerror(got < 0 ? errno : EIO));
+			err = dnsnap__diag(d, got < 0 ? -errno : -EIO, 0, "%s: reading back: %s",
+					   path, strerror(got < 0 ? errno : EIO));
 		else {
 			XXH3_64bits_update(xs, buf, (size_t)got);
 			off += (uint64_t)got;
@@ -180,10 +190,10 @@ static int write_trailer(int fd, dnsnap_diag_t *d, const char *tmp)
 	put64(t + 8, len);
 	put64(t + 16, h);
 	if (pwrite(fd, t, sizeof t, (off_t)len) != (ssize_t)sizeof t)
-		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s", tmp,
-			    strerror(errno ? errno : EIO));
+		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s",
+				    path, strerror(errno ? errno : EIO));
 	if (fsync(fd) != 0)
-		return dnsnap__diag(d, -errno, 0, "%s: fsync: %s", tmp, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: fsync: %s", path, strerror(errno));
 	return DNSNAP_OK;
 }
 
@@ -251,7 +261,7 @@ static int snapw_next_txn(dnsnap_snapw_t *w, dnsnap_diag_t *d)
 	w->in_txn = 0;
 	if (rc != 0) {
 		w->failed = 1;
-		return lmdb_err(d, w->tmp, what, rc);
+		return lmdb_err(d, w->tmp, w->path, what, rc);
 	}
 	return DNSNAP_OK;
 }
@@ -303,7 +313,7 @@ int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
 	if (rc == 0)
 		what = "mdb_dbi_open meta", rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->meta);
 	if (rc != 0) {
-		int err = lmdb_err(d, w->tmp, what, rc);
+		int err = lmdb_err(d, w->tmp, w->path, what, rc);
 		dnsnap_snapw_abort(w);
 		return err;
 	}
@@ -320,7 +330,7 @@ static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 	int rc = mdb_put(w->txn, w->dbi, &k, &v, MDB_APPEND | MDB_RESERVE);
 	if (rc != 0) {
 		w->failed = 1;
-		return lmdb_err(d, w->tmp, "mdb_put", rc);
+		return lmdb_err(d, w->tmp, w->path, "mdb_put", rc);
 	}
 	memcpy(v.mv_data, entry, entry_len);
 	put32((uint8_t *)v.mv_data + entry_len, value_check(key, key_len, entry, entry_len));
@@ -384,12 +394,14 @@ static int keep_access(int fd, const dnsnap_snapw_t *w, dnsnap_diag_t *d)
 		return DNSNAP_OK;
 	if (fchown(fd, st.st_uid, st.st_gid) != 0) {
 		if (errno != EPERM)
-			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->tmp, strerror(errno));
+			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path,
+					    strerror(errno));
 		if (fchown(fd, (uid_t)-1, st.st_gid) != 0 && errno != EPERM)
-			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->tmp, strerror(errno));
+			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path,
+					    strerror(errno));
 	}
 	if (fchmod(fd, st.st_mode & 07777) != 0)
-		return dnsnap__diag(d, -errno, 0, "%s: chmod: %s", w->tmp, strerror(errno));
+		return dnsnap__diag(d, -errno, 0, "%s: chmod: %s", w->path, strerror(errno));
 	return DNSNAP_OK;
 }
 
@@ -411,16 +423,16 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dns
 	w->txn = NULL;
 	if (rc == 0)
 		what = "mdb_env_sync", rc = mdb_env_sync(w->env, 1);
-	int err = rc == 0 ? DNSNAP_OK : lmdb_err(d, w->tmp, what, rc);
+	int err = rc == 0 ? DNSNAP_OK : lmdb_err(d, w->tmp, w->path, what, rc);
 	mdb_env_close(w->env);
 	w->env = NULL;
 	uint64_t size = 0;
 	if (err == DNSNAP_OK) {
 		int fd = open(w->tmp, O_RDWR);
 		if (fd < 0)
-			err = dnsnap__diag(d, -errno, 0, "%s: %s", w->tmp, strerror(errno));
+			err = dnsnap__diag(d, -errno, 0, "%s: %s", w->path, strerror(errno));
 		else {
-			err = write_trailer(fd, d, w->tmp);
+			err = write_trailer(fd, d, w->path);
 			struct stat st;
 			if (err == DNSNAP_OK && fstat(fd, &st) == 0)
 				size = (uint64_t)st.st_size;
