@@ -558,8 +558,8 @@ int cmd_load(int argc, char **argv)
 	dnsnap_diag_t d;
 	int err = dnsnap_snap_merge(l.c, base, path, now, &st, &d);
 	if (err != DNSNAP_OK) {
-		rc = fail("load", NULL, "%s (%s)", d.msg, dnsnap_errname(err) ? dnsnap_errname(err)
-									   : strerror(-err));
+		/* the library's message names the file and what is wrong */
+		rc = fail("load", NULL, "%s", d.msg[0] ? d.msg : strerror(-err));
 		goto out;
 	}
 	if (st.base_bad)

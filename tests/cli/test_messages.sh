@@ -125,6 +125,12 @@ says "dump: a capture" "dnsnap dump: $tmp/c.pcap: not a snapshot (it is a packet
 printf 'START_RRSET_CACHE\nEND_RRSET_CACHE\n' > "$tmp/u.txt"
 expect "verify of Unbound's text" 2 "$bin" verify "$tmp/u.txt"
 says "verify: Unbound's text" "dnsnap verify: $tmp/u.txt: not a snapshot (it is Unbound's cache text: dnsnap load reads it into a snapshot)"
+expect "load of a stream" 2 "$bin" load "$tmp/l.snap" "$tmp/x.dnsx"
+says "load: a stream" "dnsnap load: $tmp/x.dnsx: neither a pcap, a pcapng nor a file of TCP-framed DNS messages (it starts 28 b5 2f fd: zstd-compressed, like an export stream, which dnsnap import reads); nothing was written"
+expect "load -o in a directory that does not exist" 2 "$bin" load "$tmp/no/l.snap" \
+	tests/fixtures/unbound-dump_cache.txt
+grep -v "Unbound cache dump\|responses (" "$tmp/err" > "$tmp/err2"; mv "$tmp/err2" "$tmp/err"
+says "load: no directory" "dnsnap load: $tmp/no/l.snap: cannot create: directory $tmp/no does not exist"
 expect "get from text" 2 "$bin" get "$tmp/text" www.example.com A
 says "get: text" "dnsnap get: $tmp/text: not a snapshot (no LMDB magic)"
 
