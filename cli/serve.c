@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "byteorder.h"
 #include "cli.h"
 #include "json.h"
 #include "serve.h"
@@ -358,7 +359,7 @@ static int conn_serve(struct tcp *t, int slot)
 	struct conn *c = t->conns[slot];
 	size_t off = 0;
 	while (c->pend == NULL && c->in_len - off >= 2) {
-		size_t mlen = (size_t)c->in[off] << 8 | c->in[off + 1];
+		size_t mlen = ld16be(c->in + off);
 		if (c->in_len - off - 2 < mlen)
 			break;
 		size_t len;
@@ -370,8 +371,7 @@ static int conn_serve(struct tcp *t, int slot)
 		c->last = mono_ms();
 		if (outcome == SERVE_DROP)
 			continue;
-		t->out[0] = (uint8_t)(len >> 8);
-		t->out[1] = (uint8_t)len;
+		st16be(t->out, (uint16_t)len);
 		ssize_t n = send(c->fd, t->out, len + 2, MSG_NOSIGNAL);
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return -1;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "byteorder.h"
 #include "cli.h"
 #include "print.h"
 
@@ -268,8 +269,7 @@ int filter_match(const filter_t *f, const dnsnap_key_t *k)
 
 uint32_t entry_expiry(const uint8_t *entry)
 {
-	return (uint32_t)entry[4] | (uint32_t)entry[5] << 8 | (uint32_t)entry[6] << 16 |
-	       (uint32_t)entry[7] << 24;
+	return ld32le(entry + 4);
 }
 
 /* --------------------------------------------------------------- progress */

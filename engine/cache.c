@@ -42,6 +42,7 @@
 #include <xxhash.h>
 
 #include "alloc.h"
+#include "byteorder.h"
 #include "cache_internal.h"
 #include "dnsnap.h"
 
@@ -196,8 +197,7 @@ static int grow(struct shard *s)
 
 static inline int expired_at(const struct centry *e, uint32_t now)
 {
-	uint32_t expiry = (uint32_t)ce_entry(e)[4] | (uint32_t)ce_entry(e)[5] << 8 |
-			  (uint32_t)ce_entry(e)[6] << 16 | (uint32_t)ce_entry(e)[7] << 24;
+	uint32_t expiry = ld32le(ce_entry(e) + 4);
 	return (int32_t)(expiry - now) <= 0;
 }
 
@@ -333,10 +333,7 @@ void dnsnap_cache_free(dnsnap_cache_t *c)
 /* Apply the TTL policy to a freshly encoded entry (still ours to change). */
 static uint32_t policy_ttl(const dnsnap_cache_t *c, uint8_t *entry)
 {
-	uint32_t inception = (uint32_t)entry[0] | (uint32_t)entry[1] << 8 |
-			     (uint32_t)entry[2] << 16 | (uint32_t)entry[3] << 24;
-	uint32_t expiry = (uint32_t)entry[4] | (uint32_t)entry[5] << 8 |
-			  (uint32_t)entry[6] << 16 | (uint32_t)entry[7] << 24;
+	uint32_t inception = ld32le(entry), expiry = ld32le(entry + 4);
 	unsigned kind = (entry[12] & DNSNAP_EF_KIND) >> DNSNAP_EF_KIND_SHIFT;
 	uint32_t ttl = expiry - inception;
 	uint32_t max = (kind == DNSNAP_KIND_NXDOMAIN || kind == DNSNAP_KIND_NODATA)
@@ -346,10 +343,7 @@ static uint32_t policy_ttl(const dnsnap_cache_t *c, uint8_t *entry)
 	if (ttl < c->o.min_ttl)
 		ttl = c->o.min_ttl;
 	expiry = inception + ttl;
-	entry[4] = (uint8_t)expiry;
-	entry[5] = (uint8_t)(expiry >> 8);
-	entry[6] = (uint8_t)(expiry >> 16);
-	entry[7] = (uint8_t)(expiry >> 24);
+	st32le(entry + 4, expiry);
 	return ttl;
 }
 
@@ -440,17 +434,14 @@ static int insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 	if (e == NULL)
 		return DNSNAP_ENOMEM;
 	/* the entry's Hits (a snapshot's or stream's count) seeds the live one */
-	atomic_init(&e->hits, entry_len >= 12 ? (uint32_t)entry[8] | (uint32_t)entry[9] << 8 |
-					  (uint32_t)entry[10] << 16 | (uint32_t)entry[11] << 24
-					    : 0);
+	atomic_init(&e->hits, entry_len >= 12 ? ld32le(entry + 8) : 0);
 	atomic_init(&e->visited, 0);
 	e->unused = 0;
 	e->key_len = (uint16_t)key_len;
 	e->entry_len = (uint32_t)entry_len;
 	memcpy(e->data, key, key_len);
 	memcpy(e->data + key_len, entry, entry_len);
-	uint32_t inception = (uint32_t)entry[0] | (uint32_t)entry[1] << 8 |
-			     (uint32_t)entry[2] << 16 | (uint32_t)entry[3] << 24;
+	uint32_t inception = ld32le(entry);
 	return insert_alloc(c, e, inception, keep_rule);
 }
 
@@ -493,8 +484,7 @@ int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now
 	if (i != SIZE_MAX) {
 		struct centry *e = slot_entry(s->slots[i]);
 		const uint8_t *ent = ce_entry(e);
-		uint32_t expiry = (uint32_t)ent[4] | (uint32_t)ent[5] << 8 |
-				  (uint32_t)ent[6] << 16 | (uint32_t)ent[7] << 24;
+		uint32_t expiry = ld32le(ent + 4);
 		int32_t left = (int32_t)(expiry - now);
 		int stale = left <= 0;
 		if (!stale || (c->o.serve_stale && -(int64_t)left < (int64_t)c->o.stale_window)) {
@@ -667,10 +657,8 @@ int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out)
 			}
 			uint8_t *d = buf + len;
 			uint32_t hits = atomic_load_explicit(&e->hits, memory_order_relaxed);
-			d[0] = (uint8_t)e->key_len;
-			d[1] = (uint8_t)(e->key_len >> 8);
-			for (int b = 0; b < 4; b++)
-				d[2 + b] = (uint8_t)(e->entry_len >> (8 * b));
+			st16le(d, (uint16_t)e->key_len);
+			st32le(d + 2, (uint32_t)e->entry_len);
 			memcpy(d + 6, ce_key(e), e->key_len);
 			memcpy(d + 6 + e->key_len, ce_entry(e), e->entry_len);
 			for (int b = 0; b < 4; b++) /* the live counter into Hits */

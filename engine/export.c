@@ -181,7 +181,7 @@ static int heap_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	heap_t *hp = arg;
 	if (key_len == 0 || key_len > DNSNAP_KEY_MAX || entry_len < 12)
 		return 0; /* the second walk reports it, if kept */
-	struct kept k = { get32(entry + 8), (uint16_t)key_len, (uint8_t *)key };
+	struct kept k = { ld32le(entry + 8), (uint16_t)key_len, (uint8_t *)key };
 	if (hp->n == hp->cap) {
 		if (!worse(&hp->h[0], &k))
 			return 0;
@@ -243,22 +243,22 @@ static size_t stream_header(uint8_t *h, const dnsnap_snap_info_t *info, uint64_t
 		wl = 127;
 	size_t o = HDR_FIXED;
 	memcpy(h, stream_magic, 4);
-	put16(h + 4, DNSNAP_FORMAT_MAJOR);
-	put16(h + 6, DNSNAP_FORMAT_MINOR);
-	put16(h + 10, 0);
+	st16le(h + 4, DNSNAP_FORMAT_MAJOR);
+	st16le(h + 6, DNSNAP_FORMAT_MINOR);
+	st16le(h + 10, 0);
 	h[o] = TLV_CREATED_AT;
-	put16(h + o + 1, 8);
-	put64(h + o + 3, info->created_at);
+	st16le(h + o + 1, 8);
+	st64le(h + o + 3, info->created_at);
 	o += 11;
 	h[o] = TLV_WRITER;
-	put16(h + o + 1, (uint16_t)wl);
+	st16le(h + o + 1, (uint16_t)wl);
 	memcpy(h + o + 3, writer, (size_t)wl);
 	o += 3 + (size_t)wl;
 	h[o] = TLV_ENTRY_COUNT;
-	put16(h + o + 1, 8);
-	put64(h + o + 3, count);
+	st16le(h + o + 1, 8);
+	st64le(h + o + 3, count);
 	o += 11;
-	put16(h + 8, (uint16_t)o);
+	st16le(h + 8, (uint16_t)o);
 	return o;
 }
 
@@ -329,9 +329,9 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 		goto out;
 	}
 	uint8_t end[END_LEN];
-	put16(end, 0);
-	put64(end + 2, w.n);
-	put64(end + 10, XXH3_64bits_digest(w.xs));
+	st16le(end, 0);
+	st64le(end + 2, w.n);
+	st64le(end + 10, XXH3_64bits_digest(w.xs));
 	if (top_n == 0 && XXH3_64bits_digest(w.xs) != info.digest) {
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: its digest does not match its "
 				   "entries", dnsnap__snap_path(s));
@@ -393,8 +393,8 @@ static int sniff(rdr_t *r, const uint8_t *p, size_t n)
 	else if (memcmp(p, stream_magic, 4) == 0)
 		what = "it is an export stream decompressed: import takes it zstd-compressed, as "
 		       "dnsnap export writes it";
-	else if (get32(p) == 0xa1b2c3d4 || get32(p) == 0xd4c3b2a1 || get32(p) == 0xa1b23c4d ||
-		 get32(p) == 0x4d3cb2a1 || get32(p) == 0x0a0d0d0a)
+	else if (ld32le(p) == 0xa1b2c3d4 || ld32le(p) == 0xd4c3b2a1 || ld32le(p) == 0xa1b23c4d ||
+		 ld32le(p) == 0x4d3cb2a1 || ld32le(p) == 0x0a0d0d0a)
 		what = "it is a packet capture: dnsnap load reads captures";
 	else if (n >= 17 && memcmp(p, "START_RRSET_CACHE", 17) == 0)
 		what = "it is Unbound's cache text: dnsnap load reads it";
@@ -525,7 +525,7 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 		return got == 0 && !r->started
 		       ? dnsnap__diag(r->d, DNSNAP_ETRUNC, 0, "empty, not an export stream")
 		       : cut(r, 0, "inside the stream header");
-	unsigned major = get16(h + 4), minor = get16(h + 6), hsize = get16(h + 8);
+	unsigned major = ld16le(h + 4), minor = ld16le(h + 6), hsize = ld16le(h + 8);
 	if (major != DNSNAP_FORMAT_MAJOR)
 		return dnsnap__diag(r->d, DNSNAP_EVERSION, 4,
 				    "export stream format %u.%u, this dnsnap reads %d.x",
@@ -533,9 +533,9 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 	if (hsize < HDR_FIXED)
 		return dnsnap__diag(r->d, DNSNAP_EFIELD, 8,
 				    "the stream header's Header_Size %u is below 12", hsize);
-	if (get16(h + 10) != 0)
+	if (ld16le(h + 10) != 0)
 		return dnsnap__diag(r->d, DNSNAP_ERESERVED, 10, "reserved stream flags 0x%04x",
-				    get16(h + 10));
+				    ld16le(h + 10));
 	uint64_t o = HDR_FIXED;
 	while (o < hsize) {
 		if (hsize - o < 3)
@@ -545,7 +545,7 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 					    (unsigned long long)o);
 		if ((e = need(r, tlv, 3, o, "inside the stream header")) != DNSNAP_OK)
 			return e;
-		size_t len = get16(tlv + 1);
+		size_t len = ld16le(tlv + 1);
 		if (o + 3 + len > hsize)
 			return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)o + 1,
 					    "the stream header's TLV at byte %llu overruns "
@@ -559,7 +559,7 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 					    "the stream header's TLV type %u has %zu bytes, not 8",
 					    tlv[0], len);
 		if (tlv[0] == TLV_ENTRY_COUNT) {
-			*announced = get64(data);
+			*announced = ld64le(data);
 			*has_count = 1;
 		}
 		o += 3 + len;
@@ -613,12 +613,12 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		}
 		if (e != DNSNAP_OK)
 			break;
-		unsigned key_len = get16(kl);
+		unsigned key_len = ld16le(kl);
 		if (key_len == 0) { /* End_Record */
 			uint8_t end[16];
 			if ((e = need(r, end, 16, at, "inside the end record")) != DNSNAP_OK)
 				break;
-			uint64_t count = get64(end), sum = get64(end + 8);
+			uint64_t count = ld64le(end), sum = ld64le(end + 8);
 			if (count != n)
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
 						 "%llu entries, the end record says %llu",
@@ -640,7 +640,7 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 				 (unsigned long long)n);
 			if ((e = need(r, sh, 6, at, where)) != DNSNAP_OK)
 				break;
-			uint32_t left = get32(sh + 2);
+			uint32_t left = ld32le(sh + 2);
 			while (e == DNSNAP_OK && left > 0) {
 				size_t k = left < DNSNAP_ENTRY_MAX ? left : DNSNAP_ENTRY_MAX;
 				e = need(r, buf, k, at, where);
@@ -660,7 +660,7 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		entry_name(where, sizeof where, n, has_count, announced);
 		if ((e = need(r, buf, 4, at, where)) != DNSNAP_OK)
 			break;
-		uint32_t entry_len = get32(buf);
+		uint32_t entry_len = ld32le(buf);
 		if (entry_len < DNSNAP_ENTRY_HDR || entry_len > DNSNAP_ENTRY_MAX) {
 			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at + 2,
 					 "entry %llu: Entry_Len %lu out of range (at byte %llu)",
@@ -669,8 +669,8 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 			break;
 		}
 		uint8_t *k = buf + 6, *v = buf + 6 + key_len;
-		put16(buf, (uint16_t)key_len);
-		put32(buf + 2, entry_len);
+		st16le(buf, (uint16_t)key_len);
+		st32le(buf + 2, entry_len);
 		if ((e = need(r, k, key_len + (size_t)entry_len, at, where)) != DNSNAP_OK)
 			break;
 		if ((e = dnsnap_key_decode(k, key_len, &key, &ed)) != DNSNAP_OK) {
@@ -696,7 +696,7 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		memcpy(prev, k, key_len);
 		prev_len = key_len;
 		XXH3_64bits_update(xs, buf, 6 + key_len + (size_t)entry_len);
-		if ((int32_t)(get32(v + 4) - now) <= 0)
+		if ((int32_t)(ld32le(v + 4) - now) <= 0)
 			(*expired)++; /* expired by now: left out */
 		else if ((e = dnsnap_snapw_add(sw, k, key_len, v, entry_len, &ed)) != DNSNAP_OK) {
 			e = dnsnap__diag(r->d, e, (size_t)at, "entry %llu: %s",

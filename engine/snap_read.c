@@ -337,7 +337,7 @@ static int value_copy(const uint8_t *val, size_t len, uint8_t *buf, size_t cap, 
 		return DNSNAP_ECHECKSUM;
 	*out_len = len - VALUE_CHECK_LEN;
 	memcpy(buf, val, *out_len);
-	*check = get32(val + *out_len);
+	*check = ld32le(val + *out_len);
 	return DNSNAP_OK;
 }
 
@@ -395,7 +395,7 @@ int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 	int err = dnsnap_snap_get(s, q->key, q->key_len, tl_entry, sizeof tl_entry, &len);
 	if (err != DNSNAP_OK)
 		return err;
-	int32_t left = (int32_t)(get32(tl_entry + 4) - now);
+	int32_t left = (int32_t)(ld32le(tl_entry + 4) - now);
 	int stale = left <= 0;
 	if (stale && !(serve_stale && -(int64_t)left < (int64_t)stale_window))
 		return DNSNAP_ENOTFOUND;
@@ -688,7 +688,7 @@ static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t ch
 	if (len < 8 || memcmp(m, SNAP_MAGIC, 4) != 0)
 		return dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not a dnsnap snapshot (meta record)",
 				    s->path);
-	unsigned major = get16(m + 4), minor = get16(m + 6);
+	unsigned major = ld16le(m + 4), minor = ld16le(m + 6);
 	if (major != DNSNAP_SNAP_MAJOR)
 		return dnsnap__diag(d, DNSNAP_EVERSION, 4,
 				    "%s: snapshot format %u.%u, this dnsnap reads %d.x%s", s->path,
@@ -703,11 +703,11 @@ static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t ch
 	if (len < 39)
 		return dnsnap__diag(d, DNSNAP_ETRUNC, len, "%s: the meta record is cut (%zu bytes)",
 				    s->path, len);
-	unsigned hsize = get16(m + 8), wl = m[38];
+	unsigned hsize = ld16le(m + 8), wl = m[38];
 	if (hsize < 39 + wl || hsize > len)
 		return dnsnap__diag(d, DNSNAP_ETRUNC, 8, "%s: meta record Header_Size %u, its "
 				    "fields need %u of %zu bytes", s->path, hsize, 39 + wl, len);
-	if (get16(m + 10) != 0)
+	if (ld16le(m + 10) != 0)
 		return dnsnap__diag(d, DNSNAP_ERESERVED, 10, "%s: reserved meta flags", s->path);
 	if (m[28] != 1)
 		return dnsnap__diag(d, DNSNAP_EFIELD, 28, "%s: unknown Digest_Type %u", s->path,
@@ -716,16 +716,16 @@ static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t ch
 		return dnsnap__diag(d, DNSNAP_EFIELD, 29, "%s: Digest_Len %u, XXH3-64 has 8", s->path,
 				    m[29]);
 	for (size_t o = hsize; o < len;) { /* meta TLVs: none known, each must be whole */
-		if (len - o < 3 || len - o - 3 < get16(m + o + 1))
+		if (len - o < 3 || len - o - 3 < ld16le(m + o + 1))
 			return dnsnap__diag(d, DNSNAP_ETRUNC, o, "%s: meta TLV at %zu is cut", s->path,
 					    o);
-		o += 3 + (size_t)get16(m + o + 1);
+		o += 3 + (size_t)ld16le(m + o + 1);
 	}
 	s->info.major = major;
 	s->info.minor = minor;
-	s->info.created_at = get64(m + 12);
-	s->info.entry_count = get64(m + 20);
-	s->info.digest = get64(m + 30);
+	s->info.created_at = ld64le(m + 12);
+	s->info.entry_count = ld64le(m + 20);
+	s->info.digest = ld64le(m + 30);
 	memcpy(s->info.writer, m + 39, wl < 127 ? wl : 127);
 	s->info.writer[wl < 127 ? wl : 127] = 0;
 	return DNSNAP_OK;
@@ -765,7 +765,7 @@ static const char *not_lmdb(const uint8_t *m, size_t size)
 	if (size >= 4 && memcmp(m, "\x28\xb5\x2f\xfd", 4) == 0)
 		return "it is zstd-compressed, like an export stream: dnsnap import makes a "
 		       "snapshot of one";
-	uint32_t m32 = size >= 4 ? get32(m) : 0;
+	uint32_t m32 = size >= 4 ? ld32le(m) : 0;
 	if (m32 == 0xa1b2c3d4 || m32 == 0xd4c3b2a1 || m32 == 0xa1b23c4d || m32 == 0x4d3cb2a1 ||
 	    m32 == 0x0a0d0d0a)
 		return "it is a packet capture: dnsnap load reads captures into a snapshot";
@@ -802,17 +802,17 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	if (size < 2 * ps + TRAILER_LEN || memcmp(t, TRAILER_MAGIC, 4) != 0) {
 		op->no_trailer = 1; /* cut, or plain LMDB: the meta database tells */
 		s->data_len = size / ps * ps;
-	} else if (get32(t + 4) != 0) {
+	} else if (ld32le(t + 4) != 0) {
 		return dnsnap__diag(d, DNSNAP_ERESERVED, size - TRAILER_LEN + 4,
 				    "%s: the trailer's reserved field is not zero", s->path);
-	} else if (get64(t + 8) != size - TRAILER_LEN || get64(t + 8) % ps != 0) {
+	} else if (ld64le(t + 8) != size - TRAILER_LEN || ld64le(t + 8) % ps != 0) {
 		return dnsnap__diag(d, DNSNAP_ETRUNC, size - TRAILER_LEN + 8,
 				    "%s: %zu bytes, the trailer says %llu: the file was cut or "
 				    "extended", s->path, size,
-				    (unsigned long long)(get64(t + 8) + TRAILER_LEN));
+				    (unsigned long long)(ld64le(t + 8) + TRAILER_LEN));
 	} else {
-		s->data_len = get64(t + 8);
-		s->file_hash = get64(t + 16);
+		s->data_len = ld64le(t + 8);
+		s->file_hash = ld64le(t + 16);
 	}
 	/* 3. the meta page LMDB would pick: both well-formed, the larger txnid */
 	if (s->data_len < 2 * ps)
@@ -878,7 +878,7 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 		return dnsnap__diag(d, DNSNAP_ETRUNC, meta.root * ps, "%s: a meta record of %zu "
 				    "bytes", s->path, rl);
 	memcpy(copy, rec, rl - VALUE_CHECK_LEN);
-	err = read_meta(s, copy, rl - VALUE_CHECK_LEN, get32(rec + rl - VALUE_CHECK_LEN), d);
+	err = read_meta(s, copy, rl - VALUE_CHECK_LEN, ld32le(rec + rl - VALUE_CHECK_LEN), d);
 	if (err == DNSNAP_OK && s->entries.entries != s->info.entry_count)
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(ev - m + 32), "%s: LMDB counts "
 				   "%llu entries, the meta record %llu", s->path,

@@ -136,18 +136,18 @@ static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
 	if (wl < 0 || wl > 127)
 		wl = 127;
 	memcpy(m, SNAP_MAGIC, 4);
-	put16(m + 4, DNSNAP_SNAP_MAJOR);
-	put16(m + 6, DNSNAP_SNAP_MINOR);
-	put16(m + 10, 0);                         /* Flags */
-	put64(m + 12, (uint64_t)time(NULL));      /* Created_At */
-	put64(m + 20, count);
+	st16le(m + 4, DNSNAP_SNAP_MAJOR);
+	st16le(m + 6, DNSNAP_SNAP_MINOR);
+	st16le(m + 10, 0);                         /* Flags */
+	st64le(m + 12, (uint64_t)time(NULL));      /* Created_At */
+	st64le(m + 20, count);
 	m[28] = 1;                                /* Digest_Type: XXH3-64 */
 	m[29] = 8;
-	put64(m + 30, digest);
+	st64le(m + 30, digest);
 	m[38] = (uint8_t)wl;
 	memcpy(m + 39, writer, (size_t)wl);
-	put16(m + 8, (uint16_t)(39 + wl));        /* Header_Size */
-	put32(m + 39 + wl, value_check((const uint8_t *)META_KEY, 4, m, 39 + (size_t)wl));
+	st16le(m + 8, (uint16_t)(39 + wl));        /* Header_Size */
+	st32le(m + 39 + wl, value_check((const uint8_t *)META_KEY, 4, m, 39 + (size_t)wl));
 	return 39 + (size_t)wl + VALUE_CHECK_LEN;
 }
 
@@ -186,9 +186,9 @@ static int write_trailer(int fd, dnsnap_diag_t *d, const char *path)
 		return err;
 	uint8_t t[TRAILER_LEN];
 	memcpy(t, TRAILER_MAGIC, 4);
-	put32(t + 4, 0);
-	put64(t + 8, len);
-	put64(t + 16, h);
+	st32le(t + 4, 0);
+	st64le(t + 8, len);
+	st64le(t + 16, h);
 	if (pwrite(fd, t, sizeof t, (off_t)len) != (ssize_t)sizeof t)
 		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s",
 				    path, strerror(errno ? errno : EIO));
@@ -333,7 +333,7 @@ static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 		return lmdb_err(d, w->tmp, w->path, "mdb_put", rc);
 	}
 	memcpy(v.mv_data, entry, entry_len);
-	put32((uint8_t *)v.mv_data + entry_len, value_check(key, key_len, entry, entry_len));
+	st32le((uint8_t *)v.mv_data + entry_len, value_check(key, key_len, entry, entry_len));
 	record_digest(w->xs, key, key_len, entry, entry_len);
 	memcpy(w->prev, key, key_len);
 	w->prev_len = key_len;
@@ -491,9 +491,9 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 		const rec_t *r = &m->r[m->i++];
 		const uint8_t *ce = r->key + r->key_len;
 		int base_wins = 0;
-		if ((int32_t)(get32(entry + 4) - m->now) <= 0)
+		if ((int32_t)(ld32le(entry + 4) - m->now) <= 0)
 			base_wins = 0;
-		else if ((int32_t)(get32(entry) - get32(ce)) > 0)
+		else if ((int32_t)(ld32le(entry) - ld32le(ce)) > 0)
 			base_wins = !dnsnap__keep_older(ce, r->entry_len, entry, entry_len);
 		else
 			base_wins = dnsnap__keep_older(entry, entry_len, ce, r->entry_len);
@@ -504,7 +504,7 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 			m->err = merge_put_rec(m, r);
 			m->st.replaced++;
 		}
-	} else if ((int32_t)(get32(entry + 4) - m->now) <= 0) {
+	} else if ((int32_t)(ld32le(entry + 4) - m->now) <= 0) {
 		m->st.base_expired++;
 	} else {
 		m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
@@ -532,8 +532,8 @@ int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, 
 	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
 		for (size_t off = 0; off < cp.seg_len[k]; i++) {
 			const uint8_t *p = cp.seg[k] + off;
-			r[i].key_len = get16(p);
-			r[i].entry_len = get32(p + 2);
+			r[i].key_len = ld16le(p);
+			r[i].entry_len = ld32le(p + 2);
 			r[i].key = p + 6;
 			r[i].prefix = key_prefix(r[i].key, r[i].key_len);
 			off += 6 + r[i].key_len + r[i].entry_len;
