@@ -163,30 +163,6 @@ void progress_end(progress_t *pg);
 /** "entry" or "entries": @p one when @p n is 1, else @p many. */
 const char *plural(uint64_t n, const char *one, const char *many);
 
-/*
- * The N keys with the most hits (stats --top): a min-heap of N while a walk
- * adds every key, then topn_sort(). Ties rank by key order (the smaller key
- * first), so the result does not depend on the walk's order.
- */
-typedef struct topn_item {
-	uint32_t hits;
-	uint16_t key_len;
-	uint8_t key[DNSNAP_KEY_MAX];
-} topn_item_t;
-
-typedef struct topn {
-	topn_item_t *h;          /* after topn_sort(): most hits first */
-	size_t n, cap;
-} topn_t;
-
-/** Room for @p cap keys (0: keeps none). @return 0 or -ENOMEM */
-int topn_init(topn_t *t, size_t cap);
-/** Offer a key; kept when it ranks among the top cap so far. */
-void topn_add(topn_t *t, const uint8_t *key, size_t key_len, uint32_t hits);
-/** Sort what is kept, most hits first (the heap order is gone). */
-void topn_sort(topn_t *t);
-void topn_free(topn_t *t);
-
 /** Read and encode one DNS response file (demo, encode). @return 0 or EXIT_USAGE */
 int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc);
 

@@ -30,7 +30,7 @@ typedef struct jw {
 	FILE *f;
 	int depth;
 	int key;                   /* a key was written: the value follows it */
-	unsigned char n[JW_DEPTH]; /* values written at each level */
+	uint64_t n[JW_DEPTH];      /* values written at each level */
 	char close[JW_DEPTH];      /* '}' or ']' */
 } jw_t;
 

@@ -2,7 +2,7 @@
  * stats.c: `dnsnap stats`: one walk over a snapshot, counting entries by
  * query type, rcode, kind (answer, NXDOMAIN, NODATA, referral), DNSSEC and
  * tag; histograms of records per entry, entry size and remaining TTL; and
- * the entries with the most hits (topn_t, util.c), those never hit left out.
+ * the entries with the most hits (dnsnap_top_t, the library's), those never hit left out.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -45,7 +45,7 @@ typedef struct st {
 	size_t ntags, tags_cap;
 	uint32_t *slot;          /* open addressing: 1 + index into tags, 0 = empty */
 	size_t nslots;           /* a power of two, at least twice ntags */
-	topn_t top;              /* the most hit, hits > 0 only */
+	dnsnap_top_t top;              /* the most hit, hits > 0 only */
 	int oom;
 } st_t;
 
@@ -140,7 +140,7 @@ static int stat_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	s->h_ttl[bucket(ttl_bounds, NB(ttl_bounds), left > 0 ? (uint64_t)left : 0)]++;
 	tag_add(s, k.tag, k.tag_len);
 	if (h.hits > 0) /* an entry never hit is no "most hit" */
-		topn_add(&s->top, key, key_len, h.hits);
+		dnsnap_top_add(&s->top, key, key_len, h.hits);
 	return 0;
 }
 
@@ -209,7 +209,7 @@ static void hist_json(jw_t *j, const char *title, const uint64_t *b, size_t n, c
 }
 
 /* A top entry's name, type, CD bit and tag (hex, "" for none). @return 0 or -1 */
-static int top_key(const topn_item_t *t, char *nb, size_t nbcap, char tb[32], int *cd,
+static int top_key(const dnsnap_top_item_t *t, char *nb, size_t nbcap, char tb[32], int *cd,
 		   char *hex)
 {
 	dnsnap_key_t k;
@@ -274,10 +274,10 @@ static void print_json(const st_t *s, const char *path)
 	jw_arr(&j);
 	for (size_t i = 0; i < s->top.n; i++) {
 		int cd;
-		if (top_key(&s->top.h[i], nb, sizeof nb, tb, &cd, hex) != 0)
+		if (top_key(&s->top.items[i], nb, sizeof nb, tb, &cd, hex) != 0)
 			continue;
 		jw_obj(&j);
-		jw_ku64(&j, "hits", s->top.h[i].hits);
+		jw_ku64(&j, "hits", s->top.items[i].hits);
 		jw_kstr(&j, "name", nb);
 		jw_kstr(&j, "type", tb);
 		jw_kbool(&j, "cd", cd);
@@ -342,9 +342,9 @@ static void print_text(const st_t *s, const char *path)
 		printf("\ntop %zu by hits:\n", s->top.n);
 	for (size_t i = 0; i < s->top.n; i++) {
 		int cd;
-		if (top_key(&s->top.h[i], nb, sizeof nb, tb, &cd, hex) != 0)
+		if (top_key(&s->top.items[i], nb, sizeof nb, tb, &cd, hex) != 0)
 			continue;
-		printf("  %10lu  %s %s%s%s%s\n", (unsigned long)s->top.h[i].hits, nb, tb,
+		printf("  %10lu  %s %s%s%s%s\n", (unsigned long)s->top.items[i].hits, nb, tb,
 		       cd ? " cd" : "", hex[0] ? " tag " : "", hex);
 	}
 	if (s->bad)
@@ -384,7 +384,7 @@ int cmd_stats(int argc, char **argv)
 	const char *path = argv[optind];
 	int rc = 0;
 	st_t *s = calloc(1, sizeof *s);
-	if (s == NULL || topn_init(&s->top, (size_t)top) != 0) {
+	if (s == NULL || dnsnap_top_init(&s->top, (size_t)top) != DNSNAP_OK) {
 		free(s);
 		return fail("stats", NULL, "out of memory");
 	}
@@ -411,14 +411,14 @@ int cmd_stats(int argc, char **argv)
 	}
 	s->bad = damaged;
 	qsort(s->tags, s->ntags, sizeof *s->tags, tag_cmp);
-	topn_sort(&s->top);
+	dnsnap_top_sort(&s->top);
 	if (json)
 		print_json(s, path);
 	else
 		print_text(s, path);
 	rc = damaged ? EXIT_USAGE : 0;
 out:
-	topn_free(&s->top);
+	dnsnap_top_free(&s->top);
 	free(s->tags);
 	free(s->slot);
 	free(s);

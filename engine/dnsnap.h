@@ -496,6 +496,34 @@ int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 					 const uint8_t *entry, size_t entry_len),
 			       void *arg);
 
+/*
+ * The most hit keys: what dnsnap_export_write()'s top_n keeps and `dnsnap stats
+ * --top` lists. A min-heap of cap items while a walk offers every key, then
+ * dnsnap_top_sort(). Ties rank by key order (the smaller key first), so the
+ * result does not depend on the order keys are offered in. Memory: cap items
+ * of DNSNAP_KEY_MAX + 8 bytes.
+ */
+typedef struct dnsnap_top_item {
+	uint32_t hits;
+	uint16_t key_len;
+	uint8_t key[DNSNAP_KEY_MAX];
+} dnsnap_top_item_t;
+
+typedef struct dnsnap_top {
+	dnsnap_top_item_t *items; /* n of them; after dnsnap_top_sort(): most hits first */
+	size_t n, cap;
+} dnsnap_top_t;
+
+/** Room for @p cap keys (0 keeps none). @return DNSNAP_OK or DNSNAP_ENOMEM */
+int dnsnap_top_init(dnsnap_top_t *t, size_t cap);
+/** Offer a key (at most DNSNAP_KEY_MAX bytes; a longer one is ignored): kept
+ * while it ranks among the cap most hit offered so far. */
+void dnsnap_top_add(dnsnap_top_t *t, const uint8_t *key, size_t key_len, uint32_t hits);
+/** Sort the kept items, most hits first (the heap order is gone: add no more). */
+void dnsnap_top_sort(dnsnap_top_t *t);
+/** Free the items; @p t may be freed twice. */
+void dnsnap_top_free(dnsnap_top_t *t);
+
 /**
  * Write the export stream of @p s (spec/FORMAT.md, "Export stream") to @p fd:
  * zstd at @p level (0 = 3), content checksum on, in constant memory. Every

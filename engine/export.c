@@ -51,7 +51,7 @@ typedef struct wr {
 	/* the records */
 	uint64_t n, expect;
 	/* top_n: the kept keys, sorted; NULL = all */
-	struct kept *keep;
+	const dnsnap_top_item_t *keep;
 	size_t keep_n, keep_i;
 	const dnsnap_progress_t *pr;
 } wr_t;
@@ -106,15 +106,9 @@ static int wr_put(wr_t *w, const uint8_t *p, size_t n)
 }
 
 /* Check a record before it is written: key, entry, key order. */
-struct kept {
-	uint32_t hits;
-	uint16_t key_len;
-	uint8_t *key;
-};
-
 static int kept_cmp_key(const void *a, const void *b)
 {
-	const struct kept *x = a, *y = b;
+	const dnsnap_top_item_t *x = a, *y = b;
 	return dnsnap_key_cmp(x->key, x->key_len, y->key, y->key_len);
 }
 
@@ -126,7 +120,7 @@ static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_
 		/* both in key order: advance through the kept keys */
 		if (w->keep_i >= w->keep_n)
 			return 1; /* done: stop the walk */
-		const struct kept *k = &w->keep[w->keep_i];
+		const dnsnap_top_item_t *k = &w->keep[w->keep_i];
 		if (k->key_len != key_len || memcmp(k->key, key, key_len) != 0)
 			return 0;
 		w->keep_i++;
@@ -143,66 +137,12 @@ static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	return 0;
 }
 
-/* top_n, first walk: a min-heap on (Hits, then the larger key is smaller). */
-typedef struct heap {
-	struct kept *h;
-	size_t n, cap;
-	int err;
-} heap_t;
-
-/* a is worse than b: fewer hits, or as many and a larger key */
-static int worse(const struct kept *a, const struct kept *b)
+/* top_n, first walk: offer every key to the top list */
+static int top_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		   size_t entry_len)
 {
-	if (a->hits != b->hits)
-		return a->hits < b->hits;
-	return dnsnap_key_cmp(a->key, a->key_len, b->key, b->key_len) > 0;
-}
-
-static void sift_down(heap_t *hp, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < hp->n && worse(&hp->h[l], &hp->h[m]))
-			m = l;
-		if (r < hp->n && worse(&hp->h[r], &hp->h[m]))
-			m = r;
-		if (m == i)
-			return;
-		struct kept t = hp->h[i];
-		hp->h[i] = hp->h[m];
-		hp->h[m] = t;
-		i = m;
-	}
-}
-
-static int heap_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
-		    size_t entry_len)
-{
-	heap_t *hp = arg;
-	if (key_len == 0 || key_len > DNSNAP_KEY_MAX || entry_len < 12)
-		return 0; /* the second walk reports it, if kept */
-	struct kept k = { ld32le(entry + 8), (uint16_t)key_len, (uint8_t *)key };
-	if (hp->n == hp->cap) {
-		if (!worse(&hp->h[0], &k))
-			return 0;
-		/* replace the worst, reusing its key buffer (DNSNAP_KEY_MAX bytes) */
-		memcpy(hp->h[0].key, key, key_len);
-		hp->h[0].hits = k.hits;
-		hp->h[0].key_len = k.key_len;
-		sift_down(hp, 0);
-		return 0;
-	}
-	if ((k.key = dnsnap_malloc(DNSNAP_KEY_MAX)) == NULL)
-		return hp->err = DNSNAP_ENOMEM;
-	memcpy(k.key, key, key_len);
-	size_t i = hp->n++;
-	hp->h[i] = k;
-	while (i > 0 && worse(&hp->h[i], &hp->h[(i - 1) / 2])) { /* sift up */
-		struct kept t = hp->h[i];
-		hp->h[i] = hp->h[(i - 1) / 2];
-		hp->h[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
+	if (key_len > 0 && entry_len >= 12) /* else the second walk reports it, if kept */
+		dnsnap_top_add(arg, key, key_len, ld32le(entry + 8));
 	return 0;
 }
 
@@ -270,25 +210,21 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	dnsnap_snap_info_t info;
 	dnsnap_snap_info(s, &info);
 	wr_t w = { .fd = fd, .d = d, .pr = pr };
-	heap_t hp = { 0 };
+	dnsnap_top_t top = { 0 };
 	int err = DNSNAP_OK;
 	if (top_n != 0 && top_n < info.entry_count) {
-		hp.cap = (size_t)top_n;
-		if ((hp.h = dnsnap_malloc(hp.cap * sizeof *hp.h)) == NULL) {
+		if (top_n > SIZE_MAX || dnsnap_top_init(&top, (size_t)top_n) != DNSNAP_OK) {
 			err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "out of memory (top %llu)",
 					   (unsigned long long)top_n);
 			goto out;
 		}
-		err = export_scan(s, heap_rec, &hp, d);
-		if (err == DNSNAP_OK && hp.err != DNSNAP_OK)
-			err = dnsnap__diag(d, hp.err, 0, "out of memory (top %llu)",
-					   (unsigned long long)top_n);
-		if (err != DNSNAP_OK)
+		if ((err = export_scan(s, top_rec, &top, d)) != DNSNAP_OK)
 			goto out;
-		qsort(hp.h, hp.n, sizeof *hp.h, kept_cmp_key);
-		w.keep = hp.h;
-		w.keep_n = hp.n;
-		w.expect = hp.n;
+		/* the second walk goes in key order */
+		qsort(top.items, top.n, sizeof *top.items, kept_cmp_key);
+		w.keep = top.items;
+		w.keep_n = top.n;
+		w.expect = top.n;
 	} else
 		w.expect = info.entry_count;
 
@@ -343,9 +279,7 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	if (err == DNSNAP_OK && pr != NULL && pr->fn != NULL)
 		pr->fn(pr->arg, w.n, w.expect);
 out:
-	for (size_t i = 0; i < hp.n; i++)
-		dnsnap_free(hp.h[i].key);
-	dnsnap_free(hp.h);
+	dnsnap_top_free(&top);
 	ZSTD_freeCCtx(w.cc);
 	dnsnap_free(w.in);
 	dnsnap_free(w.out);

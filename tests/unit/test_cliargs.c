@@ -177,12 +177,33 @@ static void test_json(void **state)
 	free(s);
 }
 
+static void many(jw_t *j)
+{
+	jw_arr(j);
+	for (int i = 0; i < 300; i++)
+		jw_i64(j, i);
+	jw_end(j);
+}
+
+/* past 256 values a level still writes every comma */
+static void test_json_many_values(void **state)
+{
+	(void)state;
+	char *s = json_of(many);
+	char want[2048] = "[";
+	for (int i = 0; i < 300; i++)
+		snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", i ? "," : "", i);
+	strcat(want, "]");
+	assert_string_equal(s, want);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_forms),   cmocka_unit_test(test_time_refused),
 		cmocka_unit_test(test_time_iso),     cmocka_unit_test(test_options),
-		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json),         cmocka_unit_test(test_json_many_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /*
- * test_topn.c: the tool's one top-N helper (topn_t, cli/util.c) against a
- * full sort of the same keys, and plural().
+ * test_topn.c: the one top-N (dnsnap_top_t, engine/top.c: export's top_n and
+ * stats --top) against a full sort of the same keys, and the tool's plural().
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,32 +52,32 @@ static void test_topn_keeps_the_most_hit_in_rank_order(void **state)
 	qsort(sorted, NKEYS, sizeof *sorted, k_cmp);
 	static const size_t caps[] = { 1, 2, 7, 64, NKEYS, NKEYS + 10 };
 	for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
-		topn_t t;
-		assert_int_equal(topn_init(&t, caps[c]), 0);
+		dnsnap_top_t t;
+		assert_int_equal(dnsnap_top_init(&t, caps[c]), DNSNAP_OK);
 		for (int i = NKEYS - 1; i >= 0; i--) /* not in key order */
-			topn_add(&t, ks[i].key, sizeof ks[i].key, ks[i].hits);
-		topn_sort(&t);
+			dnsnap_top_add(&t, ks[i].key, sizeof ks[i].key, ks[i].hits);
+		dnsnap_top_sort(&t);
 		size_t want = caps[c] < NKEYS ? caps[c] : NKEYS;
 		assert_int_equal(t.n, want);
 		for (size_t i = 0; i < want; i++) {
-			assert_int_equal(t.h[i].hits, sorted[i].hits);
-			assert_int_equal(t.h[i].key_len, 3);
-			assert_memory_equal(t.h[i].key, sorted[i].key, 3);
+			assert_int_equal(t.items[i].hits, sorted[i].hits);
+			assert_int_equal(t.items[i].key_len, 3);
+			assert_memory_equal(t.items[i].key, sorted[i].key, 3);
 		}
-		topn_free(&t);
+		dnsnap_top_free(&t);
 	}
 }
 
 static void test_topn_of_zero_keeps_nothing(void **state)
 {
 	(void)state;
-	topn_t t;
-	assert_int_equal(topn_init(&t, 0), 0);
-	topn_add(&t, (const uint8_t *)"abc", 3, 9);
-	topn_sort(&t);
+	dnsnap_top_t t;
+	assert_int_equal(dnsnap_top_init(&t, 0), DNSNAP_OK);
+	dnsnap_top_add(&t, (const uint8_t *)"abc", 3, 9);
+	dnsnap_top_sort(&t);
 	assert_int_equal(t.n, 0);
-	topn_free(&t);
-	topn_free(&t); /* twice: nothing left to free */
+	dnsnap_top_free(&t);
+	dnsnap_top_free(&t); /* twice: nothing left to free */
 }
 
 static void test_plural_is_singular_only_for_one(void **state)
