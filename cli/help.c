@@ -42,7 +42,7 @@ static const struct help helps[] = {
 "its byte offset.\n"
 "\n"
 "Options:\n"
-"  --now T     the entry's Inception, in Unix seconds (default: now)\n"
+"  --now T     the entry's Inception (default: now)\n"
 "  -o OUT      write to the file OUT (default: standard output)\n"
 "\n"
 "Examples:\n"
@@ -96,32 +96,33 @@ static const struct help helps[] = {
 "  dnsnap stats cache.snap --top 0 --json\n" },
 
 { "dump", "entries in key order as zone text or JSON lines, with filters",
-"usage: dnsnap dump SNAP [--name NAME | --zone ZONE] [--type TYPE] [--tag HEX]\n"
-"                   [--expired] [--json] [--now T]\n"
+"usage: dnsnap dump SNAP [--name NAME]... [--zone ZONE]... [--type TYPE]...\n"
+"                   [--tag HEX]... [--expired] [--json] [--now T]\n"
 "\n"
 "Print the entries of snapshot SNAP in key order, which keeps a zone's names\n"
 "together: for each entry, a comment line with its key and metadata, then its\n"
 "records in zone-file presentation format with their remaining TTLs at time\n"
-"T, each section labelled. The filters combine: an entry is printed when it\n"
-"matches every one given. Only live entries are printed unless --expired is\n"
-"given.\n"
+"T, each section labelled. A filter option may be repeated: an entry is printed\n"
+"when its name is any --name or under any --zone given, its type any --type\n"
+"given, and its tag any --tag given. Only live entries are printed unless\n"
+"--expired is given.\n"
 "\n"
 "Options:\n"
-"  --name NAME   only the entries of exactly this domain name\n"
-"  --zone ZONE   only the entries of ZONE and the names below it: a range scan\n"
-"                of the sorted keys, not a walk of the whole file\n"
-"  --type TYPE   only the entries of this query type\n"
-"  --tag HEX     only the entries cached under this tag\n"
+"  --name NAME   the entries of exactly this domain name\n"
+"  --zone ZONE   the entries of ZONE and the names below it: a range scan of\n"
+"                the sorted keys, not a walk of the whole file\n"
+"  --type TYPE   the entries of this query type\n"
+"  --tag HEX     the entries cached under this tag ('': untagged ones)\n"
 "  --expired     include the entries expired at time T\n"
 "  --json        one JSON object per entry, one per line\n"
-"  --now T       the Unix time for remaining TTLs and expiry (default: now)\n"
+"  --now T       the time for remaining TTLs and expiry (default: now)\n"
 "\n"
 "Exit status: 0 when an entry was printed, 1 when none matched, 2 on bad usage\n"
 "or bad data.\n"
 "\n"
 "Examples:\n"
 "  dnsnap dump cache.snap --zone example.com\n"
-"  dnsnap dump cache.snap --name www.example.com --type AAAA --json\n" },
+"  dnsnap dump cache.snap --name www.example.com --type A --type AAAA --json\n" },
 
 { "get", "the answer to a query, printed as dig prints it",
 "usage: dnsnap get SNAP NAME [TYPE] [--class CLASS] [--do] [--tag HEX] [--now T]\n"
@@ -195,12 +196,14 @@ static const struct help helps[] = {
 "  unbound-control dump_cache | dnsnap load cache.snap -\n" },
 
 { "purge", "remove the entries matching filters, publish the rest",
-"usage: dnsnap purge SNAP [--name NAME | --zone ZONE] [--type TYPE] [--tag HEX]\n"
-"                    [--expired] [--now T] [--dry-run] [--wait S]\n"
-"                    [--drop-damaged]\n"
+"usage: dnsnap purge SNAP [--name NAME]... [--zone ZONE]... [--type TYPE]...\n"
+"                    [--tag HEX]... [--expired] [--now T] [--dry-run]\n"
+"                    [--wait S] [--drop-damaged]\n"
 "\n"
 "Publish a new snapshot SNAP, atomically, without the entries that match every\n"
-"filter given; at least one filter is required. Print how many entries went\n"
+"kind of filter given; at least one filter is required. A filter option may be\n"
+"repeated: an entry matches when its name is any --name or under any --zone\n"
+"given, its type any --type, its tag any --tag. Print how many entries went\n"
 "and how many are left. SNAP keeps its mode, owner and group, and is locked\n"
 "as load locks it (not with --dry-run).\n"
 "\n"
@@ -208,9 +211,9 @@ static const struct help helps[] = {
 "  --name NAME   the entries of exactly this domain name\n"
 "  --zone ZONE   the entries of ZONE and the names below it (a range scan)\n"
 "  --type TYPE   the entries of this query type\n"
-"  --tag HEX     the entries cached under this tag\n"
+"  --tag HEX     the entries cached under this tag ('': untagged ones)\n"
 "  --expired     the entries expired at time T (alone: every expired entry)\n"
-"  --now T       the Unix time for --expired (default: now)\n"
+"  --now T       the time for --expired (default: now)\n"
 "  --dry-run     count what would go; write nothing\n"
 "  --wait S      wait up to S seconds for another writer of SNAP (default:\n"
 "                60; 0: fail at once)\n"
@@ -224,7 +227,7 @@ static const struct help helps[] = {
 "\n"
 "Examples:\n"
 "  dnsnap purge cache.snap --zone example.com --dry-run\n"
-"  dnsnap purge cache.snap --name www.example.com --type AAAA\n" },
+"  dnsnap purge cache.snap --name www.example.com --type A --type AAAA\n" },
 
 { "export", "the portable zstd-compressed export stream, or Unbound's text",
 "usage: dnsnap export SNAP -o OUT|- [--top N] [--level L]\n"
