@@ -135,9 +135,11 @@ typedef struct filter {
 /* The filter options' vals (high, clear of a command's own long options) and
  * the entries for a command's getopt_long table */
 enum { OPT_NAME = 0x1000, OPT_ZONE, OPT_TYPE, OPT_TAG };
-#define FILTER_LONGOPTS                                                                            \
-	{ "name", required_argument, NULL, OPT_NAME }, { "zone", required_argument, NULL, OPT_ZONE }, \
-	{ "type", required_argument, NULL, OPT_TYPE }, { "tag", required_argument, NULL, OPT_TAG }
+#define FILTER_LONGOPTS                                                                    \
+	{ "name", required_argument, NULL, OPT_NAME },                                     \
+	{ "zone", required_argument, NULL, OPT_ZONE },                                     \
+	{ "type", required_argument, NULL, OPT_TYPE },                                     \
+	{ "tag", required_argument, NULL, OPT_TAG }
 
 /**
  * Take option @p c (from opt_next()) with its value @p v if it is a filter's:

@@ -226,8 +226,8 @@ int filter_opt(const char *cmd, filter_t *f, int c, const char *v)
 		/* a mnemonic or TYPEnnn; TYPE0 and names ldns does not know are refused */
 		uint16_t t = (uint16_t)ldns_get_rr_type_by_name(v);
 		if (t == 0)
-			return fail(cmd, NULL, "--type %s: unknown type name (a mnemonic such as AAAA, "
-				    "or TYPE65280)", v);
+			return fail(cmd, NULL, "--type %s: unknown type name (a mnemonic such as "
+				    "AAAA, or TYPE65280)", v);
 		f->type[(*n)++] = t;
 		return 1;
 	}

@@ -181,8 +181,8 @@ e300="$at 2023-11-14T22:18:20Z"
 expect "dump --name: a signed entry" 0 "$bin" dump "$T/p.snap" --name signed.example.net \
 	--now $((NOW + 60)) &&
 	ok_if "the entry line: flags ad do, ttl left, no 'auth'" [ "$(entry_line)" = \
-	"; signed.example.net. IN A tag - rcode NOERROR kind ANSWER flags ad do ttl 3540 hits 0 $at \
-2023-11-14T23:13:20Z" ]
+	"; signed.example.net. IN A tag - rcode NOERROR kind ANSWER flags ad do ttl 3540 hits 0 \
+$at 2023-11-14T23:13:20Z" ]
 ok_if "dump: the sections as dig heads them, the empty ones left out" \
 	[ "$(grep '^;;' "$T/out" | tr '\n' '|')" = ";; ANSWER SECTION:|" ]
 expect "dump --name: NXDOMAIN" 0 "$bin" dump "$T/p.snap" --name nx.example.net --now $NOW &&
@@ -229,7 +229,8 @@ early="; www.example.net. IN A tag - rcode NOERROR kind ANSWER flags - ttl 300 h
 early="$early (not yet cached at --now)"
 expect "dump --now before the inception" 0 "$bin" dump "$T/p.snap" --name www.example.net \
 	--now $((NOW - 10000)) &&
-	ok_if "ttl 300 (the whole TTL, not expiry - now = 10300), and said" [ "$(entry_line)" = "$early" ] &&
+	ok_if "ttl 300 (the whole TTL, not expiry - now = 10300), and said" \
+	[ "$(entry_line)" = "$early" ] &&
 	ok_if "the records at their whole TTL" \
 	[ "$(grep -c "${TAB}300${TAB}IN${TAB}" "$T/out")" -eq 3 ]
 expect "dump --now before the inception, ISO 8601" 0 "$bin" dump "$T/p.snap" \
