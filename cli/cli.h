@@ -113,31 +113,59 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 int slurp(const char *path, uint8_t **out, size_t *out_len);
 
 /**
- * Entry filters shared by dump and purge: --name, --zone (a key prefix),
- * --type, --tag, and whether expired entries count.
+ * Entry filters shared by dump and purge: --name NAME (that name's keys),
+ * --zone ZONE (the keys at and under it), --type TYPE, --tag HEX. Each may
+ * be repeated: an entry passes when its key is under any --name or --zone
+ * given (or none was), its type is any --type given (or none was), and its
+ * tag any --tag given (or none was). --tag '' is the untagged entries.
  */
+#define FILTER_MAX 64            /* of each kind */
 typedef struct filter {
-	uint8_t prefix[DNSNAP_NAME_MAX + 1];
-	size_t prefix_len;       /* 0: every key */
-	int by_type;
-	uint16_t qtype;
-	int by_tag;
-	uint8_t tag[DNSNAP_TAG_MAX];
-	size_t tag_len;
-	const char *name, *zone, *type; /* as given, for messages */
+	int any;                 /* a filter option was given */
+	size_t n_prefix;         /* 0: every key */
+	uint8_t prefix[FILTER_MAX][DNSNAP_NAME_MAX + 1];
+	size_t prefix_len[FILTER_MAX];
+	size_t n_type;
+	uint16_t type[FILTER_MAX];
+	size_t n_tag;
+	uint8_t tag[FILTER_MAX][DNSNAP_TAG_MAX];
+	size_t tag_len[FILTER_MAX];
 } filter_t;
 
+/* The filter options' vals (high, clear of a command's own long options) and
+ * the entries for a command's getopt_long table */
+enum { OPT_NAME = 0x1000, OPT_ZONE, OPT_TYPE, OPT_TAG };
+#define FILTER_LONGOPTS                                                                    \
+	{ "name", required_argument, NULL, OPT_NAME },                                     \
+	{ "zone", required_argument, NULL, OPT_ZONE },                                     \
+	{ "type", required_argument, NULL, OPT_TYPE },                                     \
+	{ "tag", required_argument, NULL, OPT_TAG }
+
 /**
- * Take a filter option at argv[*i] (advancing *i past its value).
+ * Take option @p c (from opt_next()) with its value @p v if it is a filter's:
+ * --name and --zone through ldns_dname_new_frm_str(), --type through
+ * ldns_get_rr_type_by_name() (a mnemonic or TYPEnnn), --tag in hex.
  * @return 1 taken, 0 not a filter option, EXIT_USAGE (reported) on a bad value
  */
-int filter_arg(const char *cmd, filter_t *f, int argc, char **argv, int *i);
+int filter_opt(const char *cmd, filter_t *f, int c, const char *v);
 
-/** Turn the options taken into the prefix and type. @return 0 or EXIT_USAGE */
+/** After the options: the prefixes sorted, and those under another one
+ * dropped (a key under two is walked once). @return 0 */
 int filter_ready(const char *cmd, filter_t *f);
 
-/** Whether a key (decoded) passes the filter's type and tag (the prefix is the walk's). */
-int filter_match(const filter_t *f, const dnsnap_key_t *k);
+/** Whether a key (raw and decoded) passes the filter: prefix, type and tag. */
+int filter_match(const filter_t *f, const uint8_t *key, size_t key_len, const dnsnap_key_t *k);
+
+/**
+ * scan_snap() over the keys under the filter's prefixes (every key when it
+ * has none), each prefix walked once, in key order; @p fn sees only the
+ * entries filter_match() passes. @return and @p damaged: as scan_snap()'s,
+ * the damage summed over the walks
+ */
+int filter_scan(const char *cmd, dnsnap_snap_t *s, const filter_t *f,
+		int (*fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+			  size_t entry_len),
+		void *arg, uint64_t *damaged);
 
 /** An entry's Expiry (the entry is at least its 18-byte header long). */
 uint32_t entry_expiry(const uint8_t *entry);

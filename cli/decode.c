@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,11 @@
 
 int cmd_decode(int argc, char **argv)
 {
-	if (argc != 2)
-		return fail("decode", NULL, "needs one key+entry file");
+	static const struct option longopts[] = { { NULL, 0, NULL, 0 } };
+	if (opt_next("decode", argc, argv, "", longopts) != -1 ||
+	    opt_operands("decode", argc, argv, 1, 1, "one key+entry file") < 0)
+		return EXIT_USAGE;
+	argv += optind - 1; /* the file is argv[1] below */
 	uint8_t *buf;
 	size_t len;
 	int err = slurp(argv[1], &buf, &len);

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,13 @@
 
 int cmd_demo(int argc, char **argv)
 {
-	if (argc < 2)
-		return fail("demo", NULL, "needs DNS response files (e.g. spec/vectors/valid/*.msg)");
+	static const struct option longopts[] = { { NULL, 0, NULL, 0 } };
+	if (opt_next("demo", argc, argv, "", longopts) != -1 ||
+	    opt_operands("demo", argc, argv, 1, -1,
+			 "DNS response files (e.g. spec/vectors/valid/*.msg)") < 0)
+		return EXIT_USAGE;
+	argc -= optind - 1;
+	argv += optind - 1; /* the files are argv[1 .. argc-1] below */
 	dnsnap_encoded_t *enc = malloc(sizeof *enc);
 	if (enc == NULL)
 		return fail("demo", NULL, "out of memory");

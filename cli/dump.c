@@ -1,21 +1,19 @@
 /*
- * dump: a snapshot's entries (filtered) as zone text or JSON lines.
+ * dump: a snapshot's entries (filtered) as text or JSON lines.
  */
-#include <errno.h>
-#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "print.h"
 
+enum { DUMP_JSON = 0x100, DUMP_EXPIRED, DUMP_NOW };
+
 struct dump_ctx {
 	uint32_t now;
 	int json, expired;
-	const filter_t *f;
 	uint64_t shown;
 };
 
@@ -23,11 +21,7 @@ static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 		    size_t entry_len)
 {
 	struct dump_ctx *dc = arg;
-	dnsnap_key_t k;
-	dnsnap_key_decode(key, key_len, &k, NULL); /* checked by the scan */
 	if ((int32_t)(entry_expiry(entry) - dc->now) <= 0 && !dc->expired)
-		return 0;
-	if (!filter_match(dc->f, &k))
 		return 0;
 	print_dump(stdout, key, key_len, entry, entry_len, dc->now, dc->json);
 	dc->shown++;
@@ -36,40 +30,47 @@ static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 
 int cmd_dump(int argc, char **argv)
 {
-	const char *path = NULL;
-	filter_t f = { 0 };
-	struct dump_ctx dc = { .f = &f };
-	unsigned long long now = (unsigned long long)time(NULL);
-	for (int i = 1; i < argc; i++) {
-		int r = filter_arg("dump", &f, argc, argv, &i);
-		if (r == EXIT_USAGE)
-			return r;
-		if (r == 1)
+	static const struct option longopts[] = {
+		FILTER_LONGOPTS,
+		{ "json", no_argument, NULL, DUMP_JSON },
+		{ "expired", no_argument, NULL, DUMP_EXPIRED },
+		{ "now", required_argument, NULL, DUMP_NOW },
+		{ NULL, 0, NULL, 0 },
+	};
+	static filter_t f; /* 33 KB: not on the stack */
+	struct dump_ctx dc = { .now = (uint32_t)time(NULL) };
+	int c, r;
+	f = (filter_t){ 0 };
+	while ((c = opt_next("dump", argc, argv, "", longopts)) != -1) {
+		if ((r = filter_opt("dump", &f, c, optarg)) != 0) {
+			if (r != 1)
+				return r;
 			continue;
-		if (strcmp(argv[i], "--json") == 0)
+		}
+		switch (c) {
+		case DUMP_JSON:
 			dc.json = 1;
-		else if (strcmp(argv[i], "--expired") == 0)
+			break;
+		case DUMP_EXPIRED:
 			dc.expired = 1;
-		else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("dump", "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case DUMP_NOW:
+			if (time_arg("dump", "--now", optarg, &dc.now))
 				return EXIT_USAGE;
-		} else if (path == NULL && argv[i][0] != '-')
-			path = argv[i];
-		else
-			return fail("dump", NULL, "unexpected argument: %s", argv[i]);
+			break;
+		default:
+			return EXIT_USAGE;
+		}
 	}
-	if (path == NULL)
-		return fail("dump", NULL, "needs a snapshot");
-	if (filter_ready("dump", &f))
+	if (opt_operands("dump", argc, argv, 1, 1, "a snapshot") < 0 || filter_ready("dump", &f))
 		return EXIT_USAGE;
-	dc.now = (uint32_t)now;
+	const char *path = argv[optind];
 	dnsnap_snap_t *s;
 	if (open_snap("dump", path, &s))
 		return EXIT_USAGE;
-	int rc = scan_snap("dump", s, f.prefix_len ? f.prefix : NULL, f.prefix_len, dump_one, &dc,
-			   NULL);
+	int rc = filter_scan("dump", s, &f, dump_one, &dc, NULL);
 	dnsnap_snap_close(s);
 	if (rc != 0)
 		return rc; /* damage (the good entries were printed) */
-	return dc.shown ? 0 : EXIT_NONE;
+	return dc.shown ? EXIT_FOUND : EXIT_NONE;
 }

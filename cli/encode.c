@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+enum { ENCODE_NOW = 0x100 };
 
 int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc)
 {
@@ -30,26 +33,29 @@ int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_
 
 int cmd_encode(int argc, char **argv)
 {
-	const char *in = NULL, *out = "-";
+	static const struct option longopts[] = {
+		{ "now", required_argument, NULL, ENCODE_NOW },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = "-";
 	uint32_t now = (uint32_t)time(NULL);
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			char *end;
-			errno = 0;
-			unsigned long v = strtoul(argv[++i], &end, 10);
-			if (errno || *end || v > UINT32_MAX)
-				return fail("encode", NULL, "--now: not a Unix time: %s", argv[i]);
-			now = (uint32_t)v;
-		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-			out = argv[++i];
-		} else if (in == NULL && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) {
-			in = argv[i];
-		} else {
-			return fail("encode", NULL, "unexpected argument: %s", argv[i]);
+	int c;
+	while ((c = opt_next("encode", argc, argv, "o:", longopts)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case ENCODE_NOW:
+			if (time_arg("encode", "--now", optarg, &now))
+				return EXIT_USAGE;
+			break;
+		default:
+			return EXIT_USAGE;
 		}
 	}
-	if (in == NULL)
-		return fail("encode", NULL, "needs a DNS response file (- for stdin)");
+	if (opt_operands("encode", argc, argv, 1, 1, "a DNS response file (- for stdin)") < 0)
+		return EXIT_USAGE;
+	const char *in = argv[optind];
 	dnsnap_encoded_t *enc = malloc(sizeof *enc);
 	if (enc == NULL)
 		return fail("encode", NULL, "out of memory");

@@ -1,53 +1,72 @@
 /*
- * get: one answer from a snapshot, printed as a DNS message.
+ * get: one answer from a snapshot, printed as dig prints it (or as RFC 8427
+ * JSON), so that what scripts read from dig they read from get.
  */
-#include <errno.h>
-#include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "print.h"
 
+enum { GET_DO = 0x100, GET_CLASS, GET_TAG, GET_NOW, GET_JSON };
+
 int cmd_get(int argc, char **argv)
 {
-	const char *path = NULL, *name = NULL, *type = "A", *rclass = "IN";
-	int dnssec = 0, ntype = 0;
+	static const struct option longopts[] = {
+		{ "do", no_argument, NULL, GET_DO },
+		{ "class", required_argument, NULL, GET_CLASS },
+		{ "tag", required_argument, NULL, GET_TAG },
+		{ "now", required_argument, NULL, GET_NOW },
+		{ "json", no_argument, NULL, GET_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *rclass = "IN", *type = "A";
+	int dnssec = 0, json = 0, c;
 	uint8_t tag[DNSNAP_TAG_MAX];
 	size_t tag_len = 0;
-	unsigned long long now = (unsigned long long)time(NULL);
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--do") == 0)
+	uint32_t now = (uint32_t)time(NULL);
+	while ((c = opt_next("get", argc, argv, "", longopts)) != -1) {
+		switch (c) {
+		case GET_DO:
 			dnssec = 1;
-		else if (strcmp(argv[i], "--class") == 0 && i + 1 < argc)
-			rclass = argv[++i];
-		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc) {
-			if (hex_tag(argv[++i], tag, &tag_len) != 0)
-				return fail("get", NULL, "--tag: not hex of at most 255 bytes: %s", argv[i]);
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("get", "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case GET_CLASS:
+			rclass = optarg;
+			break;
+		case GET_TAG:
+			if (hex_tag(optarg, tag, &tag_len) != 0)
+				return fail("get", NULL, "--tag: not hex of at most 255 bytes: %s",
+					    optarg);
+			break;
+		case GET_NOW:
+			if (time_arg("get", "--now", optarg, &now))
 				return EXIT_USAGE;
-		} else if (argv[i][0] == '-' && argv[i][1] != 0)
-			return fail("get", NULL, "unexpected argument: %s", argv[i]);
-		else if (path == NULL)
-			path = argv[i];
-		else if (name == NULL)
-			name = argv[i];
-		else if (ntype++ == 0)
-			type = argv[i];
-		else
-			return fail("get", NULL, "unexpected argument: %s", argv[i]);
+			break;
+		case GET_JSON:
+			json = 1;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
 	}
-	if (path == NULL || name == NULL)
-		return fail("get", NULL, "needs a snapshot and a name");
+	int n_ops = opt_operands("get", argc, argv, 2, 3, "a snapshot and a name");
+	if (n_ops < 0)
+		return EXIT_USAGE;
+	const char *path = argv[optind], *name = argv[optind + 1];
+	if (n_ops == 3)
+		type = argv[optind + 2];
 	uint8_t q[600], out[65535];
 	const char *why = NULL;
 	long ql = make_query(name, type, rclass, dnssec, q, sizeof q, &why);
 	if (ql < 0)
-		return fail("get", NULL, "%s %s %s: %s", name, type, rclass, why);
+		return fail("get", NULL, "%s %s %s: %s", name, rclass, type, why);
+	/* a random ID, as dig's: the answer echoes it */
+	if (getrandom(q, 2, 0) != 2)
+		q[0] ^= (uint8_t)now, q[1] ^= (uint8_t)(now >> 8);
 	dnsnap_query_t dq;
 	dnsnap_diag_t d;
 	int err = dnsnap_query_parse(q, (size_t)ql, tag_len ? tag : NULL, tag_len, &dq, &d);
@@ -57,18 +76,22 @@ int cmd_get(int argc, char **argv)
 	if (open_snap("get", path, &s))
 		return EXIT_USAGE;
 	size_t n;
-	err = dnsnap_snap_answer(s, &dq, (uint32_t)now, 65535, out, sizeof out, &n);
+	err = dnsnap_snap_answer(s, &dq, now, 65535, out, sizeof out, &n);
 	uint64_t damaged = dnsnap_snap_bad_entries(s);
 	dnsnap_snap_close(s);
 	if (err == DNSNAP_ENOTFOUND && damaged)
-		return fail("get", path, "%s %s %s: the entry is damaged (its Value_Check or layout "
-			    "fails); run dnsnap verify", name, rclass, type);
+		return fail("get", path, "%s %s %s: the entry is damaged (its Value_Check or "
+			    "layout fails); run dnsnap verify", name, rclass, type);
 	if (err == DNSNAP_ENOTFOUND) {
-		fprintf(stderr, "dnsnap get: %s %s %s: not in %s (or expired)\n", name, rclass, type,
-			path);
-		return 1;
+		fprintf(stderr, "dnsnap get: %s: %s %s %s: not in the snapshot (or expired)\n",
+			path, name, rclass, type);
+		return EXIT_NONE;
 	}
 	if (err != DNSNAP_OK)
 		return fail("get", path, "%s", dnsnap_strerror(err));
-	return print_dns_message(stdout, out, n, (uint32_t)now) == DNSNAP_OK ? 0 : EXIT_USAGE;
+	err = json ? print_dns_json(stdout, out, n) : print_dns_message(stdout, out, n, now);
+	if (err != DNSNAP_OK)
+		return fail("get", path, "%s %s %s: the answer made is not a message ldns reads",
+			    name, rclass, type);
+	return EXIT_FOUND;
 }

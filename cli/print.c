@@ -1,24 +1,101 @@
 /*
- * print.c: entries as text. ldns turns each record into presentation format,
- * so what we print is what every DNS tool built on ldns would print.
+ * print.c: entries and DNS messages as text, in one vocabulary, and the one
+ * presentation escaping of names and character-strings (print.h).
+ *
+ * Records are laid out as dig (BIND 9) lays them out: the owner, then the
+ * TTL, class, type and rdata at columns 24, 32, 40 and 48, reached with tabs
+ * of 8 (a field that ends past its column is followed by one space or tab,
+ * as BIND's indent() does). ldns reads the rdata into its fields; names and
+ * character-strings are escaped here, base64 and hex fields are cut into
+ * words of 56 characters as dig cuts them, the other fields (addresses,
+ * numbers, times, type bitmaps) are ldns's presentation, which is dig's.
  */
 #include <string.h>
 #include <time.h>
 
 #include <ldns/ldns.h>
 
+#include "cli.h"
+#include "json.h"
 #include "print.h"
 
 static const char *const section_names[] = { "ANSWER", "AUTHORITY", "ADDITIONAL" };
 static const char *const kind_names[] = { "ANSWER", "NXDOMAIN", "NODATA", "REFERRAL" };
 
+/* ------------------------------------------------------- escaping (RFC 1035 5.1) */
+
+void pres_escape(FILE *f, const uint8_t *p, size_t n, int what)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = p[i];
+		if (c < 0x20 || c >= 0x7f || (c == ' ' && what == PRES_LABEL))
+			fprintf(f, "\\%03u", c);
+		else if (c == '"' || c == '\\' ||
+			 (what == PRES_LABEL && strchr(".;()@$", (int)c) != NULL))
+			fprintf(f, "\\%c", c);
+		else
+			fputc((int)c, f);
+	}
+}
+
+void pres_name(FILE *f, const uint8_t *name, size_t len)
+{
+	size_t at = 0;
+	if (len == 0 || name[0] == 0) {
+		fputc('.', f);
+		return;
+	}
+	while (at < len && name[at] != 0) {
+		size_t l = name[at];
+		if (l > 63 || at + 1 + l > len) { /* not a name (compressed or cut): no guessing */
+			fputs("\\#?", f);
+			return;
+		}
+		pres_escape(f, name + at + 1, l, PRES_LABEL);
+		fputc('.', f);
+		at += 1 + l;
+	}
+}
+
+void pres_string(FILE *f, const uint8_t *s, size_t n)
+{
+	fputc('"', f);
+	pres_escape(f, s, n, PRES_STRING);
+	fputc('"', f);
+}
+
+/* what a printer wrote to a FILE, as a malloc'd string (NULL: out of memory) */
+typedef struct membuf {
+	char *s;
+	size_t n;
+	FILE *f;
+} membuf_t;
+
+static FILE *mb_open(membuf_t *m)
+{
+	*m = (membuf_t){ 0 };
+	return m->f = open_memstream(&m->s, &m->n);
+}
+
+static char *mb_close(membuf_t *m)
+{
+	if (m->f == NULL || fclose(m->f) != 0) {
+		free(m->s);
+		return NULL;
+	}
+	return m->s;
+}
+
 const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap)
 {
-	ldns_rdf *rdf = ldns_dname_new_frm_data((uint16_t)len, name);
-	char *s = rdf ? ldns_rdf2str(rdf) : NULL;
+	membuf_t m;
+	char *s = NULL;
+	if (mb_open(&m) != NULL) {
+		pres_name(m.f, name, len);
+		s = mb_close(&m);
+	}
 	snprintf(buf, cap, "%s", s ? s : "?");
 	free(s);
-	ldns_rdf_deep_free(rdf);
 	return buf;
 }
 
@@ -36,26 +113,144 @@ void print_class(char *buf, size_t cap, uint16_t rclass)
 	free(s);
 }
 
-static const char *iso8601(uint32_t t, char *buf, size_t cap)
+void json_str(FILE *f, const char *s)
 {
-	time_t tt = (time_t)t;
-	struct tm tm;
-	gmtime_r(&tt, &tm);
-	strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return buf;
+	jw_escape(f, s, strlen(s));
 }
 
+/* ------------------------------------------------------------- records */
 
-/* The key and the entry's header, both decoded. */
-static int decode_pair(const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len,
-		       dnsnap_key_t *k, dnsnap_hdr_t *h)
+/* BIND's indent(): from column *col to @p to (at least one character) */
+static void indent(FILE *f, size_t *col, size_t to)
 {
-	int err = dnsnap_key_decode(key, key_len, k, NULL);
-	return err != DNSNAP_OK ? err : dnsnap_entry_header(entry, len, h, NULL);
+	if (to < *col + 1)
+		to = *col + 1;
+	size_t tabs = to / 8 - *col / 8;
+	if (tabs > 0) {
+		while (tabs--)
+			fputc('\t', f);
+		*col = to / 8 * 8;
+	}
+	for (; *col < to; (*col)++)
+		fputc(' ', f);
 }
 
-/* One record's presentation form from ldns, without the newline (malloc'd). */
-static char *rr_text(const dnsnap_rr_t *rr)
+/* s as words of 56 characters (dig's +split), upper case when @p upper */
+static void words(FILE *f, const char *s, size_t n, int upper)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && i % 56 == 0)
+			fputc(' ', f);
+		fputc(upper && s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i], f);
+	}
+}
+
+static void hex_words(FILE *f, const uint8_t *p, size_t n)
+{
+	char h[3];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(h, sizeof h, "%02X", p[i]);
+		if (i > 0 && i % 28 == 0)
+			fputc(' ', f);
+		fputs(h, f);
+	}
+}
+
+/* RFC 3597's form, as dig writes a type it does not know */
+static void rdata_unknown(FILE *f, const uint8_t *p, size_t n)
+{
+	fprintf(f, "\\# %zu", n);
+	if (n > 0)
+		fputc(' ', f);
+	hex_words(f, p, n);
+}
+
+static void print_rdata(FILE *f, const ldns_rr *rr)
+{
+	const ldns_rr_descriptor *d = ldns_rr_descript((uint16_t)ldns_rr_get_type(rr));
+	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
+		const ldns_rdf *r = ldns_rr_rdf(rr, i);
+		const uint8_t *p = ldns_rdf_data(r);
+		size_t n = ldns_rdf_size(r);
+		char *s = NULL;
+		if (i > 0)
+			fputc(' ', f);
+		switch (d == NULL ? LDNS_RDF_TYPE_UNKNOWN : ldns_rdf_get_type(r)) {
+		case LDNS_RDF_TYPE_DNAME:
+			pres_name(f, p, n);
+			break;
+		case LDNS_RDF_TYPE_STR:
+			pres_string(f, p + 1, n > 0 ? n - 1 : 0);
+			break;
+		case LDNS_RDF_TYPE_LONG_STR:
+			pres_string(f, p, n);
+			break;
+		case LDNS_RDF_TYPE_HEX:
+			hex_words(f, p, n);
+			break;
+		case LDNS_RDF_TYPE_UNKNOWN:
+			rdata_unknown(f, p, n);
+			break;
+		case LDNS_RDF_TYPE_NSEC3_SALT: /* upper-case hex, "-" for none */
+			if (n < 1 || p[0] == 0)
+				fputc('-', f);
+			else
+				hex_words(f, p + 1, (size_t)p[0] < n - 1 ? p[0] : n - 1);
+			break;
+		case LDNS_RDF_TYPE_B64:
+		case LDNS_RDF_TYPE_B32_EXT:
+		case LDNS_RDF_TYPE_NSEC3_NEXT_OWNER: /* base32hex in upper case, as dig */
+			s = ldns_rdf2str(r);
+			words(f, s ? s : "?", s ? strlen(s) : 1,
+			      ldns_rdf_get_type(r) != LDNS_RDF_TYPE_B64);
+			break;
+		default: /* without the space ldns leaves after a type bitmap */
+			s = ldns_rdf2str(r);
+			if (s != NULL)
+				for (size_t e = strlen(s); e > 0 && s[e - 1] == ' '; e--)
+					s[e - 1] = 0;
+			fputs(s ? s : "?", f);
+			break;
+		}
+		free(s);
+	}
+}
+
+static void print_rr(FILE *f, const ldns_rr *rr, int question)
+{
+	char cls[32], type[32];
+	membuf_t m;
+	char *owner = NULL;
+	if (mb_open(&m) != NULL) {
+		const ldns_rdf *o = ldns_rr_owner(rr);
+		pres_name(m.f, ldns_rdf_data(o), ldns_rdf_size(o));
+		owner = mb_close(&m);
+	}
+	size_t col = owner ? strlen(owner) : 1;
+	if (question)
+		fputc(';', f); /* not counted: dig indents the name alone */
+	fputs(owner ? owner : "?", f);
+	free(owner);
+	if (!question) {
+		indent(f, &col, 24);
+		col += (size_t)fprintf(f, "%u", ldns_rr_ttl(rr));
+	}
+	print_class(cls, sizeof cls, (uint16_t)ldns_rr_get_class(rr));
+	print_type(type, sizeof type, (uint16_t)ldns_rr_get_type(rr));
+	indent(f, &col, 32);
+	col += (size_t)fprintf(f, "%s", cls);
+	indent(f, &col, 40);
+	col += (size_t)fprintf(f, "%s", type);
+	if (!question) {
+		indent(f, &col, 48);
+		print_rdata(f, rr);
+	}
+	fputc('\n', f);
+}
+
+/* A record of an entry (owner already expanded) as ldns reads it; NULL when it
+ * cannot (the entry was validated: it does not happen) */
+static ldns_rr *entry_rr(const dnsnap_rr_t *rr)
 {
 	uint8_t wire[DNSNAP_NAME_MAX + 10 + 65535];
 	size_t n = rr->owner_len;
@@ -75,41 +270,119 @@ static char *rr_text(const dnsnap_rr_t *rr)
 	size_t pos = 0;
 	if (ldns_wire2rr(&lrr, wire, n, &pos, LDNS_SECTION_ANSWER) != LDNS_STATUS_OK)
 		return NULL;
-	char *s = ldns_rr2str(lrr);
+	return lrr;
+}
+
+/* An entry's record as dig prints it, without the newline (malloc'd) */
+static char *rr_text(const dnsnap_rr_t *rr)
+{
+	ldns_rr *lrr = entry_rr(rr);
+	membuf_t m;
+	char *s = NULL;
+	if (lrr != NULL && mb_open(&m) != NULL) {
+		print_rr(m.f, lrr, 0);
+		s = mb_close(&m);
+	}
 	ldns_rr_free(lrr);
 	if (s != NULL && *s && s[strlen(s) - 1] == '\n')
 		s[strlen(s) - 1] = 0;
 	return s;
 }
 
-/* One record through ldns, as a zone-file line. */
-static int print_rr(FILE *f, const dnsnap_rr_t *rr)
+/* -------------------------------------------------------------- entries */
+
+/* The key and the entry's header, both decoded. */
+static int decode_pair(const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len,
+		       dnsnap_key_t *k, dnsnap_hdr_t *h)
 {
-	char *s = rr_text(rr);
-	if (s == NULL) {
-		fprintf(f, "; record %u: ldns cannot read it\n", rr->index);
-		return DNSNAP_ERDATA;
-	}
-	fprintf(f, "%s\n", s);
-	free(s);
-	return DNSNAP_OK;
+	int err = dnsnap_key_decode(key, key_len, k, NULL);
+	return err != DNSNAP_OK ? err : dnsnap_entry_header(entry, len, h, NULL);
 }
 
-void json_str(FILE *f, const char *s)
+/*
+ * The entry line (ENTRY FIELDS in dnsnap(1)): the key (name, class, type,
+ * tag), then rcode, kind, flags (ad: validated; cd: cached for CD=1
+ * queries; do: holds DNSSEC records, for DO=1 clients), the TTL left at
+ * @p now, hits, inception and expiry. An entry not yet cached at @p now
+ * shows its whole TTL, and says so.
+ */
+static void entry_text(FILE *f, const dnsnap_key_t *k, const dnsnap_hdr_t *h, uint32_t now)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	char type[32], cls[32], t1[21], t2[21];
+	print_type(type, sizeof type, k->qtype);
+	print_class(cls, sizeof cls, k->qclass);
+	fputs("; ", f);
+	pres_name(f, k->name, k->name_len);
+	fprintf(f, " %s %s tag ", cls, type);
+	for (size_t i = 0; i < k->tag_len; i++)
+		fprintf(f, "%02x", k->tag[i]);
+	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(h));
+	int ad = !!(h->flags & DNSNAP_EF_AUTH), cd = !!(k->flags & DNSNAP_KF_CD);
+	int dnssec = !!(h->flags & DNSNAP_EF_DNSSEC), early = (int32_t)(now - h->inception) < 0;
+	int none = !(ad || cd || dnssec);
+	int32_t left = (int32_t)(h->expiry - now);
+	uint32_t ttl = early ? h->expiry - h->inception : left > 0 ? (uint32_t)left : 0;
+	time_iso(h->inception, t1);
+	time_iso(h->expiry, t2);
+	fprintf(f, "%s rcode %s kind %s flags%s%s%s%s ttl %u hits %u inception %s expiry %s%s\n",
+		k->tag_len ? "" : "-", rc ? rc->name : "?", kind_names[dnsnap_hdr_kind(h)],
+		ad ? " ad" : "", cd ? " cd" : "", dnssec ? " do" : "", none ? " -" : "",
+		ttl, h->hits, t1, t2, early ? " (not yet cached at --now)" : "");
+	dnsnap_ede_t ede;
+	for (unsigned i = 0; dnsnap_entry_ede(h, i, &ede) == 1; i++) {
+		fprintf(f, "; ede %u ", ede.code);
+		pres_string(f, ede.text, ede.text_len);
+		fputc('\n', f);
 	}
-	fputc('"', f);
+}
+
+static void entry_json(jw_t *j, const dnsnap_key_t *k, const dnsnap_hdr_t *h, uint32_t now)
+{
+	char name[1100], type[32], cls[32], t[21], tag[2 * DNSNAP_TAG_MAX + 1] = "";
+	for (size_t i = 0; i < k->tag_len; i++)
+		snprintf(tag + 2 * i, 3, "%02x", k->tag[i]);
+	print_name(k->name, k->name_len, name, sizeof name);
+	print_type(type, sizeof type, k->qtype);
+	print_class(cls, sizeof cls, k->qclass);
+	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(h));
+	int early = (int32_t)(now - h->inception) < 0;
+	int32_t left = (int32_t)(h->expiry - now);
+	jw_kstr(j, "name", name);
+	jw_kstr(j, "class", cls);
+	jw_kstr(j, "type", type);
+	jw_kstr(j, "tag", tag);
+	jw_kstr(j, "rcode", rc ? rc->name : "?");
+	jw_kstr(j, "kind", kind_names[dnsnap_hdr_kind(h)]);
+	jw_kbool(j, "ad", h->flags & DNSNAP_EF_AUTH);
+	jw_kbool(j, "cd", k->flags & DNSNAP_KF_CD);
+	jw_kbool(j, "do", h->flags & DNSNAP_EF_DNSSEC);
+	jw_ku64(j, "ttl", early ? h->expiry - h->inception : left > 0 ? (uint32_t)left : 0);
+	if (early)
+		jw_kbool(j, "not_yet_cached", 1);
+	jw_ku64(j, "hits", h->hits);
+	time_iso(h->inception, t);
+	jw_kstr(j, "inception", t);
+	time_iso(h->expiry, t);
+	jw_kstr(j, "expiry", t);
+	dnsnap_ede_t ede;
+	if (dnsnap_entry_ede(h, 0, &ede) == 1) {
+		jw_key(j, "ede");
+		jw_arr(j);
+		for (unsigned i = 0; dnsnap_entry_ede(h, i, &ede) == 1; i++) {
+			jw_obj(j);
+			jw_ku64(j, "code", ede.code);
+			membuf_t m;
+			char *s = NULL;
+			if (mb_open(&m) != NULL) {
+				pres_escape(m.f, ede.text, ede.text_len, PRES_STRING);
+				s = mb_close(&m);
+			}
+			jw_kstr(j, "text", s ? s : "?");
+			free(s);
+			jw_end(j);
+		}
+		jw_end(j);
+	}
 }
 
 int print_dump(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len,
@@ -120,112 +393,66 @@ int print_dump(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry
 	int err = decode_pair(key, key_len, entry, len, &k, &h);
 	if (err != DNSNAP_OK)
 		return err;
-	char name[1024], type[32], cls[32], t1[32], t2[32], tag[2 * DNSNAP_TAG_MAX + 2] = "";
-	print_name(k.name, k.name_len, name, sizeof name);
-	print_type(type, sizeof type, k.qtype);
-	print_class(cls, sizeof cls, k.qclass);
-	for (size_t i = 0; i < k.tag_len; i++)
-		snprintf(tag + 2 * i, 3, "%02x", k.tag[i]);
-	int32_t left = (int32_t)(h.expiry - now), age = (int32_t)(now - h.inception);
-	uint32_t ttl = left > 0 ? (uint32_t)left : 0, sub = age > 0 ? (uint32_t)age : 0;
-	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(&h));
-	const char *kind = kind_names[dnsnap_hdr_kind(&h)];
-	int auth = !!(h.flags & DNSNAP_EF_AUTH), sec = !!(h.flags & DNSNAP_EF_DNSSEC);
-	iso8601(h.inception, t1, sizeof t1);
-	iso8601(h.expiry, t2, sizeof t2);
+	jw_t j;
+	jw_init(&j, f);
 	if (json) {
-		fputs("{\"name\":", f);
-		json_str(f, name);
-		fprintf(f, ",\"type\":\"%s\",\"class\":\"%s\",\"cd\":%s,\"tag\":\"%s\","
-			"\"rcode\":\"%s\",\"kind\":\"%s\",\"auth\":%s,\"dnssec\":%s,\"ttl\":%u,"
-			"\"hits\":%u,\"inception\":\"%s\",\"expiry\":\"%s\"",
-			type, cls, k.flags & DNSNAP_KF_CD ? "true" : "false", tag,
-			rc ? rc->name : "?", kind, auth ? "true" : "false", sec ? "true" : "false",
-			ttl, h.hits, t1, t2);
+		jw_obj(&j);
+		entry_json(&j, &k, &h, now);
 	} else {
-		fprintf(f, "; %s %s %s%s%s tag %s rcode %s kind %s%s%s ttl %u hits %u inception %s "
-			"expiry %s\n", name, cls, type, k.flags & DNSNAP_KF_CD ? " cd" : "", "",
-			k.tag_len ? tag : "-", rc ? rc->name : "?", kind, auth ? " auth" : "",
-			sec ? " dnssec" : "", ttl, h.hits, t1, t2);
+		entry_text(f, &k, &h, now);
 	}
+	int32_t age = (int32_t)(now - h.inception);
+	uint32_t sub = age > 0 ? (uint32_t)age : 0;
 	dnsnap_iter_t it;
 	dnsnap_rr_t rr;
 	if ((err = dnsnap_iter_init(&it, entry, len, k.name, k.name_len)) != DNSNAP_OK)
 		return err;
 	static const char *const json_sec[] = { "answer", "authority", "additional" };
-	int sec_at = -1, n_in_sec = 0;
+	int sec_at = -1;
 	while ((err = dnsnap_iter_next(&it, &rr)) == 1) {
 		while (sec_at < (int)rr.section) {
-			if (json)
-				fprintf(f, "%s,\"%s\":[", sec_at >= 0 ? "]" : "", json_sec[sec_at + 1]);
-			else
-				fprintf(f, ";; %s\n", section_names[sec_at + 1]);
 			sec_at++;
-			n_in_sec = 0;
+			if (json) {
+				if (sec_at > 0)
+					jw_end(&j);
+				jw_key(&j, json_sec[sec_at]);
+				jw_arr(&j);
+			} else if (sec_at == (int)rr.section) {
+				fprintf(f, ";; %s SECTION:\n", section_names[sec_at]);
+			}
 		}
 		rr.ttl = rr.ttl > sub ? rr.ttl - sub : 0;
 		char *s = rr_text(&rr);
-		if (json) {
-			fputs(n_in_sec++ ? "," : "", f);
-			json_str(f, s ? s : "?");
-		} else {
+		if (json)
+			jw_str(&j, s ? s : "?");
+		else
 			fprintf(f, "%s\n", s ? s : "; (unreadable record)");
-		}
 		free(s);
 	}
-	while (sec_at < DNSNAP_SEC_ADDITIONAL) {
-		if (json)
-			fprintf(f, "%s,\"%s\":[", sec_at >= 0 ? "]" : "", json_sec[sec_at + 1]);
-		else
-			fprintf(f, ";; %s\n", section_names[sec_at + 1]);
-		sec_at++;
+	if (json) {
+		while (sec_at < DNSNAP_SEC_ADDITIONAL) {
+			if (sec_at++ >= 0)
+				jw_end(&j);
+			jw_key(&j, json_sec[sec_at]);
+			jw_arr(&j);
+		}
+		jw_end(&j);
+		jw_end(&j);
+		jw_nl(&j);
 	}
-	if (json)
-		fputs("]}\n", f);
 	return err < 0 ? err : DNSNAP_OK;
 }
 
 int print_entry(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry, size_t len)
 {
-	dnsnap_key_t k;
 	dnsnap_hdr_t h;
-	int err = decode_pair(key, key_len, entry, len, &k, &h);
+	int err = dnsnap_entry_header(entry, len, &h, NULL);
 	if (err != DNSNAP_OK)
 		return err;
-	char name[1024], type[32], cls[32], t1[32], t2[32];
-	print_type(type, sizeof type, k.qtype);
-	print_class(cls, sizeof cls, k.qclass);
-	fprintf(f, "; key %s %s %s cd %d tag ", print_name(k.name, k.name_len, name, sizeof name),
-		cls, type, !!(k.flags & DNSNAP_KF_CD));
-	for (size_t i = 0; i < k.tag_len; i++)
-		fprintf(f, "%02x", k.tag[i]);
-	fprintf(f, "%s\n", k.tag_len ? "" : "-");
-	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(&h));
-	fprintf(f, "; rcode %s kind %s auth %d dnssec %d hits %u\n", rc ? rc->name : "?",
-		kind_names[dnsnap_hdr_kind(&h)], !!(h.flags & DNSNAP_EF_AUTH),
-		!!(h.flags & DNSNAP_EF_DNSSEC), h.hits);
-	fprintf(f, "; inception %u (%s) expiry %u (%s) ttl %u\n", h.inception,
-		iso8601(h.inception, t1, sizeof t1), h.expiry, iso8601(h.expiry, t2, sizeof t2),
-		h.expiry - h.inception);
-	dnsnap_ede_t ede;
-	for (unsigned i = 0; dnsnap_entry_ede(&h, i, &ede) == 1; i++)
-		fprintf(f, "; ede %u \"%.*s\"\n", ede.code, (int)ede.text_len, (const char *)ede.text);
-
-	dnsnap_iter_t it;
-	dnsnap_rr_t rr;
-	err = dnsnap_iter_init(&it, entry, len, k.name, k.name_len);
-	if (err != DNSNAP_OK)
-		return err;
-	int sec = -1;
-	while ((err = dnsnap_iter_next(&it, &rr)) == 1) {
-		while (sec < (int)rr.section)
-			fprintf(f, ";; %s SECTION:\n", section_names[++sec]);
-		print_rr(f, &rr);
-	}
-	while (sec < DNSNAP_SEC_ADDITIONAL)
-		fprintf(f, ";; %s SECTION:\n", section_names[++sec]);
-	return err < 0 ? err : DNSNAP_OK;
+	return print_dump(f, key, key_len, entry, len, h.inception, 0);
 }
+
+/* --------------------------------------------------------------- layout */
 
 static void hex(FILE *f, const uint8_t *p, size_t n)
 {
@@ -260,7 +487,7 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 	field(f, 0, key, nl, "Name, labels reversed, lower case");
 	field(f, nl, key + nl, 2, "Qtype");
 	field(f, nl + 2, key + nl + 2, 2, "Qclass");
-	field(f, nl + 4, key + nl + 4, 1, "Flags");
+	field(f, nl + 4, key + nl + 4, 1, k.flags & DNSNAP_KF_CD ? "Flags: cd" : "Flags");
 	field(f, nl + 5, key + nl + 5, 1, "Tag_Len");
 	if (k.tag_len)
 		field(f, nl + 6, key + nl + 6, k.tag_len, "Tag");
@@ -268,9 +495,10 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 	field(f, 0, entry, 4, "Inception");
 	field(f, 4, entry + 4, 4, "Expiry");
 	field(f, 8, entry + 8, 4, "Hits");
-	snprintf(buf, sizeof buf, "Flags: rcode %u, kind %s%s%s%s", dnsnap_hdr_rcode(&h),
-		 kind_names[dnsnap_hdr_kind(&h)], h.flags & DNSNAP_EF_AUTH ? ", AUTH" : "",
-		 h.flags & DNSNAP_EF_DNSSEC ? ", DNSSEC" : "", h.flags & DNSNAP_EF_EXT ? ", EXT" : "");
+	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(&h));
+	snprintf(buf, sizeof buf, "Flags: rcode %s, kind %s%s%s%s", rc ? rc->name : "?",
+		 kind_names[dnsnap_hdr_kind(&h)], h.flags & DNSNAP_EF_AUTH ? ", ad" : "",
+		 h.flags & DNSNAP_EF_DNSSEC ? ", do" : "", h.flags & DNSNAP_EF_EXT ? ", ext" : "");
 	field(f, 12, entry + 12, 2, buf);
 	field(f, 14, entry + 14, 2, "Auth_Off");
 	field(f, 16, entry + 16, 2, "Addl_Off");
@@ -288,7 +516,7 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 		const uint8_t *r = entry + rr.offset;
 		size_t total = 2 + (size_t)(r[0] | r[1] << 8);
 		size_t hdrlen = (size_t)(rr.rdata - r);
-		char type[32], name[1024];
+		char type[32], name[1100];
 		print_type(type, sizeof type, rr.type);
 		if (r[2] & DNSNAP_RF_SAME)
 			snprintf(buf, sizeof buf, "record %u: SAME (%s), header", rr.index, type);
@@ -302,15 +530,263 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 	return err < 0 ? err : DNSNAP_OK;
 }
 
+/* ------------------------------------------------------------- messages */
+
+/* RFC 8914's names, as dig prints them */
+static const char *const ede_names[] = {
+	"Other", "Unsupported DNSKEY Algorithm", "Unsupported DS Digest Type", "Stale Answer",
+	"Forged Answer", "DNSSEC Indeterminate", "DNSSEC Bogus", "Signature Expired",
+	"Signature Not Yet Valid", "DNSKEY Missing", "RRSIGs Missing", "No Zone Key Bit Set",
+	"NSEC Missing", "Cached Error", "Not Ready", "Blocked", "Censored", "Filtered",
+	"Prohibited", "Stale NXDOMAIN Answer", "Not Authoritative", "Not Supported",
+	"No Reachable Authority", "Network Error", "Invalid Data",
+};
+
+/* an EDNS option as dig 9.18 prints it: EDE by its name, others in hex and text */
+static void print_option(FILE *f, uint16_t code, const uint8_t *p, size_t n)
+{
+	if (code == 15) {
+		fputs("; EDE", f);
+		if (n >= 2) {
+			unsigned e = (unsigned)(p[0] << 8 | p[1]);
+			fprintf(f, ": %u", e);
+			if (e < sizeof ede_names / sizeof *ede_names)
+				fprintf(f, " (%s)", ede_names[e]);
+			p += 2;
+			n -= 2;
+			if (n > 0)
+				fputc(':', f);
+		}
+	} else {
+		fprintf(f, "; OPT=%u:", code);
+	}
+	if (n > 0) {
+		fputc(' ', f);
+		int text = code == 15; /* EDE text is UTF-8, printed as it is */
+		if (!text)
+			for (size_t i = 0; i < n; i++)
+				fprintf(f, "%02x ", p[i]);
+		fputs(text ? "(" : "(\"", f);
+		for (size_t i = 0; i < n; i++)
+			fputc(p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '.', f);
+		fputs(text ? ")" : "\")", f);
+	}
+	fputc('\n', f);
+}
+
+static const char *rcode_name(unsigned rc, char *buf, size_t cap)
+{
+	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+					     "NOTIMP",	"REFUSED", "YXDOMAIN", "YXRRSET",
+					     "NXRRSET", "NOTAUTH", "NOTZONE" };
+	if (rc < sizeof names / sizeof *names)
+		return names[rc];
+	if (rc == 16)
+		return "BADVERS";
+	snprintf(buf, cap, "RESERVED%u", rc);
+	return buf;
+}
+
+static const char *opcode_name(unsigned op, char *buf, size_t cap)
+{
+	static const char *const names[] = { "QUERY", "IQUERY", "STATUS", "RESERVED3", "NOTIFY",
+					     "UPDATE" };
+	if (op < sizeof names / sizeof *names)
+		return names[op];
+	snprintf(buf, cap, "RESERVED%u", op);
+	return buf;
+}
+
+static unsigned u16(const uint8_t *p)
+{
+	return (unsigned)(p[0] << 8 | p[1]);
+}
+
 int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 {
 	ldns_pkt *pkt = NULL;
-	if (ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
+	if (len < 12 || ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
 		return DNSNAP_ERDATA;
-	struct timeval tv = { .tv_sec = (time_t)when };
-	ldns_pkt_set_timestamp(pkt, tv);
-	ldns_pkt_set_size(pkt, len);
-	ldns_pkt_print(f, pkt);
+	char b1[32], b2[32];
+	unsigned flags = u16(wire + 2), ext = ldns_pkt_edns(pkt) ? ldns_pkt_edns_extended_rcode(pkt)
+								: 0;
+	fprintf(f, ";; ->>HEADER<<- opcode: %s, status: %s, id: %u\n",
+		opcode_name(flags >> 11 & 15, b1, sizeof b1),
+		rcode_name(ext << 4 | (flags & 15), b2, sizeof b2), u16(wire));
+	static const struct { unsigned bit; const char *name; } fl[] = {
+		{ 0x8000, "qr" }, { 0x0400, "aa" }, { 0x0200, "tc" }, { 0x0100, "rd" },
+		{ 0x0080, "ra" }, { 0x0020, "ad" }, { 0x0010, "cd" },
+	};
+	fputs(";; flags:", f);
+	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++)
+		if (flags & fl[i].bit)
+			fprintf(f, " %s", fl[i].name);
+	fprintf(f, "; QUERY: %u, ANSWER: %u, AUTHORITY: %u, ADDITIONAL: %u\n", u16(wire + 4),
+		u16(wire + 6), u16(wire + 8), u16(wire + 10));
+	if ((flags & 0x0100) && !(flags & 0x0080))
+		fputs(";; WARNING: recursion requested but not available\n", f);
+	fputc('\n', f);
+	if (ldns_pkt_edns(pkt)) {
+		fprintf(f, ";; OPT PSEUDOSECTION:\n; EDNS: version: %u, flags:%s; udp: %u\n",
+			ldns_pkt_edns_version(pkt), ldns_pkt_edns_do(pkt) ? " do" : "",
+			ldns_pkt_edns_udp_size(pkt));
+		const ldns_rdf *o = ldns_pkt_edns_data(pkt);
+		const uint8_t *p = o ? ldns_rdf_data(o) : NULL;
+		size_t n = o ? ldns_rdf_size(o) : 0;
+		while (n >= 4) {
+			size_t ol = u16(p + 2);
+			if (ol > n - 4)
+				break;
+			print_option(f, (uint16_t)u16(p), p + 4, ol);
+			p += 4 + ol;
+			n -= 4 + ol;
+		}
+	}
+	const ldns_rr_list *q = ldns_pkt_question(pkt);
+	if (ldns_rr_list_rr_count(q) > 0) {
+		fputs(";; QUESTION SECTION:\n", f);
+		for (size_t i = 0; i < ldns_rr_list_rr_count(q); i++)
+			print_rr(f, ldns_rr_list_rr(q, i), 1);
+		fputc('\n', f);
+	}
+	const ldns_rr_list *secs[3] = { ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
+					ldns_pkt_additional(pkt) };
+	for (int s = 0; s < 3; s++) {
+		if (ldns_rr_list_rr_count(secs[s]) == 0)
+			continue;
+		fprintf(f, ";; %s SECTION:\n", section_names[s]);
+		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++)
+			print_rr(f, ldns_rr_list_rr(secs[s], i), 0);
+		fputc('\n', f);
+	}
+	char date[64];
+	time_t tt = (time_t)when;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(date, sizeof date, "%a %b %d %H:%M:%S UTC %Y", &tm);
+	fprintf(f, ";; WHEN: %s\n;; MSG SIZE  rcvd: %zu\n\n", date, len);
+	ldns_pkt_free(pkt);
+	return DNSNAP_OK;
+}
+
+/* --------------------------------------------------- RFC 8427 (JSON) */
+
+static void json_hex(jw_t *j, const char *k, const uint8_t *p, size_t n)
+{
+	char *h = malloc(2 * n + 1);
+	if (h == NULL) {
+		jw_key(j, k);
+		jw_null(j);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(h + 2 * i, 3, "%02X", p[i]);
+	h[2 * n] = 0;
+	jw_kstr(j, k, h);
+	free(h);
+}
+
+static void json_rr(jw_t *j, const ldns_rr *rr)
+{
+	char name[1100], type[32], cls[32], key[48];
+	const ldns_rdf *o = ldns_rr_owner(rr);
+	print_name(ldns_rdf_data(o), ldns_rdf_size(o), name, sizeof name);
+	uint16_t t = (uint16_t)ldns_rr_get_type(rr), c = (uint16_t)ldns_rr_get_class(rr);
+	print_type(type, sizeof type, t);
+	print_class(cls, sizeof cls, c);
+	jw_obj(j);
+	jw_kstr(j, "NAME", name);
+	jw_ku64(j, "TYPE", t);
+	jw_kstr(j, "TYPEname", type);
+	jw_ku64(j, "CLASS", c);
+	jw_kstr(j, "CLASSname", cls);
+	jw_ku64(j, "TTL", ldns_rr_ttl(rr));
+	ldns_buffer *b = ldns_buffer_new(512);
+	if (b != NULL && ldns_rr_rdata2buffer_wire(b, rr) == LDNS_STATUS_OK) {
+		jw_ku64(j, "RDLENGTH", ldns_buffer_position(b));
+		json_hex(j, "RDATAHEX", ldns_buffer_begin(b), ldns_buffer_position(b));
+	}
+	ldns_buffer_free(b);
+	membuf_t m;
+	char *s = NULL;
+	if (mb_open(&m) != NULL) {
+		print_rdata(m.f, rr);
+		s = mb_close(&m);
+	}
+	snprintf(key, sizeof key, "rdata%s", type);
+	jw_kstr(j, key, s ? s : "?");
+	free(s);
+	jw_end(j);
+}
+
+int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
+{
+	ldns_pkt *pkt = NULL;
+	if (len < 12 || ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
+		return DNSNAP_ERDATA;
+	unsigned flags = u16(wire + 2);
+	jw_t j;
+	jw_init(&j, f);
+	jw_obj(&j);
+	jw_ku64(&j, "ID", u16(wire));
+	jw_kbool(&j, "QR", flags & 0x8000);
+	jw_ku64(&j, "Opcode", flags >> 11 & 15);
+	jw_kbool(&j, "AA", flags & 0x0400);
+	jw_kbool(&j, "TC", flags & 0x0200);
+	jw_kbool(&j, "RD", flags & 0x0100);
+	jw_kbool(&j, "RA", flags & 0x0080);
+	jw_kbool(&j, "AD", flags & 0x0020);
+	jw_kbool(&j, "CD", flags & 0x0010);
+	jw_ku64(&j, "RCODE", flags & 15);
+	jw_ku64(&j, "QDCOUNT", u16(wire + 4));
+	jw_ku64(&j, "ANCOUNT", u16(wire + 6));
+	jw_ku64(&j, "NSCOUNT", u16(wire + 8));
+	jw_ku64(&j, "ARCOUNT", u16(wire + 10));
+	const ldns_rr_list *q = ldns_pkt_question(pkt);
+	if (ldns_rr_list_rr_count(q) > 0) {
+		const ldns_rr *qr = ldns_rr_list_rr(q, 0);
+		char name[1100], type[32], cls[32];
+		const ldns_rdf *o = ldns_rr_owner(qr);
+		uint16_t t = (uint16_t)ldns_rr_get_type(qr), c = (uint16_t)ldns_rr_get_class(qr);
+		print_type(type, sizeof type, t);
+		print_class(cls, sizeof cls, c);
+		print_name(ldns_rdf_data(o), ldns_rdf_size(o), name, sizeof name);
+		jw_kstr(&j, "QNAME", name);
+		jw_ku64(&j, "QTYPE", t);
+		jw_kstr(&j, "QTYPEname", type);
+		jw_ku64(&j, "QCLASS", c);
+		jw_kstr(&j, "QCLASSname", cls);
+	}
+	static const char *const keys[3] = { "answerRRs", "authorityRRs", "additionalRRs" };
+	const ldns_rr_list *secs[3] = { ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
+					ldns_pkt_additional(pkt) };
+	for (int s = 0; s < 3; s++) {
+		jw_key(&j, keys[s]);
+		jw_arr(&j);
+		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++)
+			json_rr(&j, ldns_rr_list_rr(secs[s], i));
+		if (s == 2 && ldns_pkt_edns(pkt)) {
+			/* the OPT, which ldns takes out of the section, as the record it is */
+			const ldns_rdf *o = ldns_pkt_edns_data(pkt);
+			uint32_t ttl = (uint32_t)ldns_pkt_edns_extended_rcode(pkt) << 24 |
+				       (uint32_t)ldns_pkt_edns_version(pkt) << 16 |
+				       (ldns_pkt_edns_do(pkt) ? 0x8000u : 0) | ldns_pkt_edns_z(pkt);
+			jw_obj(&j);
+			jw_kstr(&j, "NAME", ".");
+			jw_ku64(&j, "TYPE", 41);
+			jw_kstr(&j, "TYPEname", "OPT");
+			jw_ku64(&j, "CLASS", ldns_pkt_edns_udp_size(pkt));
+			jw_ku64(&j, "TTL", ttl);
+			size_t ol = o ? ldns_rdf_size(o) : 0;
+			jw_ku64(&j, "RDLENGTH", ol);
+			json_hex(&j, "RDATAHEX", o ? ldns_rdf_data(o) : NULL, ol);
+			jw_end(&j);
+		}
+		jw_end(&j);
+	}
+	json_hex(&j, "messageOctetsHEX", wire, len);
+	jw_end(&j);
+	jw_nl(&j);
 	ldns_pkt_free(pkt);
 	return DNSNAP_OK;
 }

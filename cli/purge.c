@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,9 @@
 
 #include "cli.h"
 #include "json.h"
+
+enum { PURGE_EXPIRED = 0x100, PURGE_DRY_RUN, PURGE_DROP_DAMAGED, PURGE_WAIT, PURGE_NOW,
+       PURGE_JSON };
 
 /*
  * purge: the entries matching every filter given go; the rest are copied, in
@@ -38,9 +42,7 @@ static int purge_one(void *arg, const uint8_t *key, size_t key_len, const uint8_
 		pc->pr->fn(pc->pr->arg, pc->seen, pc->total);
 	dnsnap_key_decode(key, key_len, &k, NULL); /* checked by the scan */
 	const filter_t *f = pc->f;
-	int match = (f->prefix_len == 0 ||
-		     (key_len >= f->prefix_len && memcmp(key, f->prefix, f->prefix_len) == 0)) &&
-		    filter_match(f, &k) &&
+	int match = filter_match(f, key, key_len, &k) &&
 		    (!pc->expired || (int32_t)(entry_expiry(entry) - pc->now) <= 0);
 	if (match) {
 		pc->matched++;
@@ -78,39 +80,56 @@ static void print_result(const char *path, int json, int dry, uint64_t matched, 
 
 int cmd_purge(int argc, char **argv)
 {
-	const char *path = NULL;
-	filter_t f = { 0 };
-	int expired = 0, dry = 0, drop = 0;
-	int json = 0;
-	unsigned long long now = (unsigned long long)time(NULL), wait = WAIT_DEFAULT;
-	for (int i = 1; i < argc; i++) {
-		int r = filter_arg("purge", &f, argc, argv, &i);
-		if (r == EXIT_USAGE)
-			return r;
-		if (r == 1)
+	static const struct option longopts[] = {
+		FILTER_LONGOPTS,
+		{ "expired", no_argument, NULL, PURGE_EXPIRED },
+		{ "dry-run", no_argument, NULL, PURGE_DRY_RUN },
+		{ "drop-damaged", no_argument, NULL, PURGE_DROP_DAMAGED },
+		{ "wait", required_argument, NULL, PURGE_WAIT },
+		{ "now", required_argument, NULL, PURGE_NOW },
+		{ "json", no_argument, NULL, PURGE_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	static filter_t f; /* 33 KB: not on the stack */
+	int expired = 0, dry = 0, drop = 0, json = 0, c, r;
+	uint32_t now = (uint32_t)time(NULL);
+	unsigned long long wait = WAIT_DEFAULT;
+	f = (filter_t){ 0 };
+	while ((c = opt_next("purge", argc, argv, "", longopts)) != -1) {
+		if ((r = filter_opt("purge", &f, c, optarg)) != 0) {
+			if (r != 1)
+				return r;
 			continue;
-		if (strcmp(argv[i], "--json") == 0)
+		}
+		switch (c) {
+		case PURGE_JSON:
 			json = 1;
-		else if (strcmp(argv[i], "--expired") == 0)
+			break;
+		case PURGE_EXPIRED:
 			expired = 1;
-		else if (strcmp(argv[i], "--dry-run") == 0)
+			break;
+		case PURGE_DRY_RUN:
 			dry = 1;
-		else if (strcmp(argv[i], "--drop-damaged") == 0)
+			break;
+		case PURGE_DROP_DAMAGED:
 			drop = 1;
-		else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
-			if (number("purge", "--wait", argv[++i], INT32_MAX, &wait))
+			break;
+		case PURGE_WAIT:
+			if (number("purge", "--wait", optarg, INT32_MAX, &wait))
 				return EXIT_USAGE;
-		} else if (strcmp(argv[i], "--now") == 0 && i + 1 < argc) {
-			if (number("purge", "--now", argv[++i], UINT32_MAX, &now))
+			break;
+		case PURGE_NOW:
+			if (time_arg("purge", "--now", optarg, &now))
 				return EXIT_USAGE;
-		} else if (path == NULL && argv[i][0] != '-')
-			path = argv[i];
-		else
-			return fail("purge", NULL, "unexpected argument: %s", argv[i]);
+			break;
+		default:
+			return EXIT_USAGE;
+		}
 	}
-	if (path == NULL)
-		return fail("purge", NULL, "needs a snapshot");
-	if (!expired && f.name == NULL && f.zone == NULL && f.type == NULL && !f.by_tag)
+	if (opt_operands("purge", argc, argv, 1, 1, "a snapshot") < 0)
+		return EXIT_USAGE;
+	const char *path = argv[optind];
+	if (!expired && !f.any)
 		return fail("purge", NULL, "needs at least one of --name, --zone, --type, --tag, "
 			    "--expired (to remove everything, delete the file)");
 	if (filter_ready("purge", &f))
@@ -129,7 +148,7 @@ int cmd_purge(int argc, char **argv)
 	const dnsnap_progress_t *pr = progress_start(&pg, "purge");
 	/* first count (cheap: no writing), so that nothing matched means no
 	 * new file, and the write pass can show a total */
-	struct purge_ctx pc = { .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr };
+	struct purge_ctx pc = { .f = &f, .expired = expired, .now = now, .pr = pr };
 	uint64_t damaged = 0;
 	int rc = scan_snap("purge", s, NULL, 0, purge_one, &pc, &damaged);
 	uint64_t total = pc.seen, matched = pc.matched, left = total - matched;
@@ -146,7 +165,7 @@ int cmd_purge(int argc, char **argv)
 			    damaged == 1 ? "y" : "ies");
 	}
 	if ((rc == 0 || damaged > 0) && matched > 0 && !dry) {
-		pc = (struct purge_ctx){ .f = &f, .expired = expired, .now = (uint32_t)now, .pr = pr,
+		pc = (struct purge_ctx){ .f = &f, .expired = expired, .now = now, .pr = pr,
 					 .total = total };
 		err = dnsnap_snapw_begin(path, &pc.w, &pc.d);
 		if (err == DNSNAP_OK) {

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ldns/ldns.h>
+
 #include "byteorder.h"
 #include "cli.h"
 #include "print.h"
@@ -209,62 +211,144 @@ int slurp(const char *path, uint8_t **out, size_t *out_len)
 
 /* ---------------------------------------------------------------- filters */
 
-int filter_arg(const char *cmd, filter_t *f, int argc, char **argv, int *i)
+int filter_opt(const char *cmd, filter_t *f, int c, const char *v)
 {
-	const char *a = argv[*i];
-	if (*i + 1 >= argc || (strcmp(a, "--name") && strcmp(a, "--zone") && strcmp(a, "--type") &&
-			       strcmp(a, "--tag")))
+	const char *opt = c == OPT_NAME ? "--name" : c == OPT_ZONE ? "--zone"
+			  : c == OPT_TYPE ? "--type" : "--tag";
+	size_t *n = c == OPT_TYPE ? &f->n_type : c == OPT_TAG ? &f->n_tag : &f->n_prefix;
+	if (c != OPT_NAME && c != OPT_ZONE && c != OPT_TYPE && c != OPT_TAG)
 		return 0;
-	const char *v = argv[++*i];
-	if (strcmp(a, "--name") == 0)
-		f->name = v;
-	else if (strcmp(a, "--zone") == 0)
-		f->zone = v;
-	else if (strcmp(a, "--type") == 0)
-		f->type = v;
-	else if (hex_tag(v, f->tag, &f->tag_len) != 0)
-		return fail(cmd, NULL, "--tag: not hex of at most 255 bytes: %s", v);
-	else
-		f->by_tag = 1;
+	if (*n == FILTER_MAX)
+		return fail(cmd, NULL, "%s: at most %d of them", opt, FILTER_MAX);
+	f->any = 1;
+	if (c == OPT_TAG) {
+		if (hex_tag(v, f->tag[*n], &f->tag_len[*n]) != 0)
+			return fail(cmd, NULL, "--tag: not hex of at most 255 bytes: %s", v);
+		++*n;
+		return 1;
+	}
+	if (c == OPT_TYPE) {
+		/* a mnemonic or TYPEnnn; TYPE0 and names ldns does not know are refused */
+		uint16_t t = (uint16_t)ldns_get_rr_type_by_name(v);
+		if (t == 0)
+			return fail(cmd, NULL, "--type %s: unknown type name (a mnemonic such as "
+				    "AAAA, or TYPE65280)", v);
+		f->type[(*n)++] = t;
+		return 1;
+	}
+	/* --name and --zone are key prefixes: the name's reversed labels, with
+	 * the ending 0 for a name (its keys only) and without for a zone */
+	ldns_rdf *dn = ldns_dname_new_frm_str(v);
+	int err = dn == NULL || ldns_rdf_size(dn) > DNSNAP_NAME_MAX ? DNSNAP_ELABEL
+		  : dnsnap_key_zone_prefix(ldns_rdf_data(dn), ldns_rdf_size(dn), f->prefix[*n],
+					   sizeof f->prefix[*n] - 1, &f->prefix_len[*n]);
+	ldns_rdf_deep_free(dn);
+	if (err != DNSNAP_OK)
+		return fail(cmd, NULL, "%s %s: not a valid domain name", opt, v);
+	if (c == OPT_NAME)
+		f->prefix[*n][f->prefix_len[*n]++] = 0;
+	++*n;
 	return 1;
+}
+
+static int under(const uint8_t *key, size_t key_len, const uint8_t *prefix, size_t len)
+{
+	return key_len >= len && memcmp(key, prefix, len) == 0;
 }
 
 int filter_ready(const char *cmd, filter_t *f)
 {
-	if (f->name != NULL && f->zone != NULL)
-		return fail(cmd, NULL, "--name and --zone do not combine: --zone covers the name");
-	/* --name and --zone are key prefixes: the name's or zone's reversed labels,
-	 * with the ending 0 for a name (its keys only) and without for a zone */
-	uint8_t q[600];
-	const char *which = f->name ? f->name : f->zone, *why = NULL;
-	if (which != NULL) {
-		long ql = make_query(which, "A", "IN", 0, q, sizeof q, &why);
-		if (ql < 0)
-			return fail(cmd, NULL, "%s %s: %s", f->name ? "--name" : "--zone", which, why);
-		size_t wl = (size_t)dnsnap_name_len(q + 12, (size_t)ql - 12);
-		if (dnsnap_key_zone_prefix(q + 12, wl, f->prefix, sizeof f->prefix, &f->prefix_len) !=
-		    DNSNAP_OK)
-			return fail(cmd, NULL, "%s: not a valid domain name", which);
-		if (f->name != NULL)
-			f->prefix[f->prefix_len++] = 0;
+	(void)cmd;
+	/* sorted (insertion: a handful), then those under an earlier one dropped:
+	 * the walks are disjoint and in key order */
+	for (size_t i = 1; i < f->n_prefix; i++) {
+		for (size_t j = i; j > 0; j--) {
+			size_t la = f->prefix_len[j - 1], lb = f->prefix_len[j];
+			int c = memcmp(f->prefix[j - 1], f->prefix[j], la < lb ? la : lb);
+			if (c < 0 || (c == 0 && la <= lb))
+				break;
+			uint8_t tmp[DNSNAP_NAME_MAX + 1];
+			memcpy(tmp, f->prefix[j], lb);
+			memcpy(f->prefix[j], f->prefix[j - 1], la);
+			memcpy(f->prefix[j - 1], tmp, lb);
+			f->prefix_len[j] = la;
+			f->prefix_len[j - 1] = lb;
+		}
 	}
-	if (f->type != NULL) {
-		if (make_query(".", f->type, "IN", 0, q, sizeof q, &why) < 0)
-			return fail(cmd, NULL, "--type %s: %s", f->type, why);
-		f->qtype = (uint16_t)(q[13] << 8 | q[14]);
-		f->by_type = 1;
+	size_t kept = 0;
+	for (size_t i = 0; i < f->n_prefix; i++) {
+		if (kept > 0 && under(f->prefix[i], f->prefix_len[i], f->prefix[kept - 1],
+				      f->prefix_len[kept - 1]))
+			continue;
+		if (kept != i) {
+			memcpy(f->prefix[kept], f->prefix[i], f->prefix_len[i]);
+			f->prefix_len[kept] = f->prefix_len[i];
+		}
+		kept++;
 	}
+	f->n_prefix = kept;
 	return 0;
 }
 
-int filter_match(const filter_t *f, const dnsnap_key_t *k)
+int filter_match(const filter_t *f, const uint8_t *key, size_t key_len, const dnsnap_key_t *k)
 {
-	if (f->by_type && k->qtype != f->qtype)
+	size_t i;
+	for (i = 0; i < f->n_prefix; i++)
+		if (under(key, key_len, f->prefix[i], f->prefix_len[i]))
+			break;
+	if (f->n_prefix > 0 && i == f->n_prefix)
 		return 0;
-	if (f->by_tag && (k->tag_len != f->tag_len ||
-			  (k->tag_len && memcmp(k->tag, f->tag, k->tag_len) != 0)))
+	for (i = 0; i < f->n_type; i++)
+		if (k->qtype == f->type[i])
+			break;
+	if (f->n_type > 0 && i == f->n_type)
 		return 0;
-	return 1;
+	for (i = 0; i < f->n_tag; i++)
+		if (k->tag_len == f->tag_len[i] && memcmp(k->tag, f->tag[i], k->tag_len) == 0)
+			break;
+	return f->n_tag == 0 || i < f->n_tag;
+}
+
+struct filter_walk {
+	const filter_t *f;
+	int (*fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		  size_t entry_len);
+	void *arg;
+};
+
+static int filter_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	struct filter_walk *w = arg;
+	dnsnap_key_t k;
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK || /* checked by the scan */
+	    !filter_match(w->f, key, key_len, &k))
+		return 0;
+	return w->fn(w->arg, key, key_len, entry, entry_len);
+}
+
+int filter_scan(const char *cmd, dnsnap_snap_t *s, const filter_t *f,
+		int (*fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+			  size_t entry_len),
+		void *arg, uint64_t *damaged)
+{
+	struct filter_walk w = { f, fn, arg };
+	uint64_t total = 0, d = 0;
+	int rc = 0;
+	for (size_t i = 0; i == 0 || i < f->n_prefix; i++) {
+		int r = scan_snap(cmd, s, f->n_prefix ? f->prefix[i] : NULL,
+				  f->n_prefix ? f->prefix_len[i] : 0, filter_one, &w, &d);
+		total += d;
+		if (r == 1)
+			rc = rc ? rc : 1;
+		else if (r != 0)
+			rc = r;
+		if (r == 1 || (r != 0 && d == 0))
+			break; /* fn stopped it, or the walk failed */
+	}
+	if (damaged != NULL)
+		*damaged = total;
+	return rc;
 }
 
 uint32_t entry_expiry(const uint8_t *entry)

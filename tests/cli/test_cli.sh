@@ -41,7 +41,7 @@ expect "encode: bad --now" 2 "$bin" encode spec/vectors/valid/001-a.msg --now so
 # (test_vectors checks each one's code and offset)
 for s in spec/vectors/valid/3*-stream-*.dnsx; do
 	vec=$(basename "$s")
-	want=$(grep -c '^; key ' "${s%.dnsx}.txt")
+	want=$(grep -c '^; .* rcode ' "${s%.dnsx}.txt")
 	expect "import $vec" 0 "$bin" import "$s" -o "$tmp/v.snap" --now 1700000000 &&
 		expect "info of the import of $vec" 0 "$bin" info "$tmp/v.snap" --json --now 1700000000 &&
 		grep -q "\"entries\":$want,\"live\":$want," "$tmp/out" ||
@@ -70,11 +70,11 @@ if [ -x "$demo" ]; then
 	live=1700000100 # before the demo ran: every entry still live then
 	expect "get: a hit" 0 "$bin" get "$tmp/a.snap" "$qname" A --now $live &&
 		grep -q '^;; ANSWER SECTION:$' "$tmp/out" &&
-		grep -q "^$qname	[0-9]*	IN	A	" "$tmp/out" &&
-		grep -q 'rcode: NOERROR' "$tmp/out" ||
+		grep -q "^$qname[[:space:]]*[0-9]*	IN	A	" "$tmp/out" &&
+		grep -q 'status: NOERROR' "$tmp/out" ||
 		{ echo "not ok - get output"; cat "$tmp/out"; fails=$((fails + 1)); }
 	expect "get --do: DO echoed" 0 "$bin" get "$tmp/a.snap" "$qname" --do --now $live &&
-		grep -q 'EDNS: version 0; flags: do' "$tmp/out" ||
+		grep -q '; EDNS: version: 0, flags: do; udp: 1232' "$tmp/out" ||
 		{ echo "not ok - get --do"; fails=$((fails + 1)); }
 	expect "get: a miss" 1 "$bin" get "$tmp/a.snap" nothere.example --now $live &&
 		err_has "miss" "not in"
