@@ -68,9 +68,9 @@ static void print_answer(const char *prefix, size_t i, int rc, const uint8_t *ou
 {
 	char name[256];
 	if (rc == DNSNAP_OK)
-		printf("%squery %zu (%s): rcode %u, %u answers", prefix, i,
+		printf("%squery %zu (%s): rcode %u, %u answer%s", prefix, i,
 		       qname_text(out, name, sizeof name), out[3] & 15u,
-		       (unsigned)out[6] << 8 | out[7]);
+		       (unsigned)out[6] << 8 | out[7], ((unsigned)out[6] << 8 | out[7]) == 1 ? "" : "s");
 	else
 		printf("%squery %zu: %s", prefix, i, rc == DNSNAP_ENOTFOUND ? "miss" : dnsnap_strerror(rc));
 }

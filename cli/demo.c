@@ -51,9 +51,9 @@ int cmd_demo(int argc, char **argv)
 		n++;
 	}
 	if (n > 0)
-		printf("%zu responses: %zu wire bytes, %zu key bytes, %zu entry bytes "
+		printf("%zu %s: %zu wire bytes, %zu key bytes, %zu entry bytes "
 		       "(entries are %.0f%% of the wire size)\n",
-		       n, wire_total, key_total, entry_total, 100.0 * (double)entry_total /
+		       n, plural(n, "response", "responses"), wire_total, key_total, entry_total, 100.0 * (double)entry_total /
 		       (double)wire_total);
 	free(enc);
 	return rc;

@@ -113,11 +113,6 @@ void print_class(char *buf, size_t cap, uint16_t rclass)
 	free(s);
 }
 
-void json_str(FILE *f, const char *s)
-{
-	jw_escape(f, s, strlen(s));
-}
-
 /* ------------------------------------------------------------- records */
 
 /* BIND's indent(): from column *col to @p to (at least one character) */

@@ -86,7 +86,4 @@ int print_dns_json(FILE *f, const uint8_t *wire, size_t len);
 long make_query(const char *name, const char *type, const char *rclass, int dnssec,
 		uint8_t *out, size_t cap, const char **why);
 
-/** A JSON string, quoted and escaped: jw_escape() (json.h), for stats.c. */
-void json_str(FILE *f, const char *s);
-
 #endif

@@ -259,8 +259,8 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 		goto out; /* no end record: what was written never imports */
 	if (w.n != w.expect) {
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0,
-				   "%s: %llu entries, its meta record says %llu",
-				   dnsnap__snap_path(s), (unsigned long long)w.n,
+				   "%s: %llu entr%s, its meta record says %llu",
+				   dnsnap__snap_path(s), (unsigned long long)w.n, w.n == 1 ? "y" : "ies",
 				   (unsigned long long)w.expect);
 		goto out;
 	}
@@ -555,8 +555,9 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 			uint64_t count = ld64le(end), sum = ld64le(end + 8);
 			if (count != n)
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
-						 "%llu entries, the end record says %llu",
-						 (unsigned long long)n, (unsigned long long)count);
+						 "%llu entr%s, the end record says %llu",
+						 (unsigned long long)n, n == 1 ? "y" : "ies",
+						 (unsigned long long)count);
 			else if (sum != XXH3_64bits_digest(xs))
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 10,
 						 "the end record's Checksum %016llx, the entries "
@@ -564,8 +565,9 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 						 (unsigned long long)XXH3_64bits_digest(xs));
 			else if (has_count && announced != n)
 				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
-						 "%llu entries, the stream header announced %llu",
-						 (unsigned long long)n, (unsigned long long)announced);
+						 "%llu entr%s, the stream header announced %llu",
+						 (unsigned long long)n, n == 1 ? "y" : "ies",
+						 (unsigned long long)announced);
 			break;
 		}
 		if (key_len == SECTION_KEY_LEN) { /* a tagged section: skip it */

@@ -881,8 +881,9 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	err = read_meta(s, copy, rl - VALUE_CHECK_LEN, ld32le(rec + rl - VALUE_CHECK_LEN), d);
 	if (err == DNSNAP_OK && s->entries.entries != s->info.entry_count)
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(ev - m + 32), "%s: LMDB counts "
-				   "%llu entries, the meta record %llu", s->path,
+				   "%llu entr%s, the meta record %llu", s->path,
 				   (unsigned long long)s->entries.entries,
+				   s->entries.entries == 1 ? "y" : "ies",
 				   (unsigned long long)s->info.entry_count);
 	return err;
 }
