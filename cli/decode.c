@@ -27,6 +27,12 @@ int cmd_decode(int argc, char **argv)
 		return fail("decode", argv[1], "%s", strerror(-err));
 	int rc = 0;
 	dnsnap_diag_t d;
+	dnsnap_file_kind_t kind = dnsnap_file_kind(buf, len);
+	if (kind != DNSNAP_FILE_OTHER) {
+		rc = fail("decode", argv[1], "not a key+entry file (%s)", dnsnap_file_kind_text(kind));
+		free(buf);
+		return rc;
+	}
 	size_t kl = len >= 2 ? (size_t)(buf[0] | buf[1] << 8) : 0;
 	dnsnap_key_t k;
 	if (len < 2 || len - 2 < kl) {

@@ -218,6 +218,14 @@ static FILE *open_input(const char *path, input_t *in, char *err, size_t errcap)
 	size_t n = fread(head, 1, sizeof head, f);
 	in->is_dump = unbound_is_dump(head, n);
 	in->is_capture = capture_is_capture(head, n);
+	/* a snapshot or an export stream given as input: say what reads it */
+	dnsnap_file_kind_t k = dnsnap_file_kind(head, n);
+	if (k == DNSNAP_FILE_SNAPSHOT || k == DNSNAP_FILE_STREAM || k == DNSNAP_FILE_STREAM_RAW) {
+		snprintf(err, errcap, "%s: not a capture, framed messages or Unbound's text (%s)",
+			 strcmp(path, "-") ? path : "standard input", dnsnap_file_kind_text(k));
+		fclose(f);
+		return NULL;
+	}
 	rewind(f);
 	return f;
 }

@@ -497,6 +497,28 @@ int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 			       void *arg);
 
 /*
+ * What kind of file this is, from its first bytes: for the message when a
+ * command is given another kind of file than it reads ("not a snapshot (it is
+ * a packet capture, which dnsnap load reads into a snapshot)").
+ */
+typedef enum dnsnap_file_kind {
+	DNSNAP_FILE_OTHER = 0,   /* none of these (or too short to tell) */
+	DNSNAP_FILE_SNAPSHOT,    /* LMDB's magic at byte 16, in either byte order */
+	DNSNAP_FILE_STREAM,      /* a zstd frame (or skippable frame): an export stream */
+	DNSNAP_FILE_STREAM_RAW,  /* an export stream's own magic: one decompressed */
+	DNSNAP_FILE_CAPTURE,     /* pcap (either byte order, us or ns) or pcapng */
+	DNSNAP_FILE_UNBOUND,     /* Unbound's dump_cache text */
+} dnsnap_file_kind_t;
+
+/** The kind of a file that starts with @p head (its first @p len bytes: 20 are
+ * enough, fewer for a shorter file). */
+dnsnap_file_kind_t dnsnap_file_kind(const uint8_t *head, size_t len);
+
+/** What a kind is and which command reads it, for messages: "it is a packet
+ * capture, which dnsnap load reads into a snapshot"; "" for DNSNAP_FILE_OTHER. */
+const char *dnsnap_file_kind_text(dnsnap_file_kind_t kind);
+
+/*
  * The most hit keys: what dnsnap_export_write()'s top_n keeps and `dnsnap stats
  * --top` lists. A min-heap of cap items while a walk offers every key, then
  * dnsnap_top_sort(). Ties rank by key order (the smaller key first), so the

@@ -29,7 +29,6 @@
 #include "record.h"
 #include "snap_internal.h"
 
-static const uint8_t stream_magic[4] = { 0xd5, 'N', 'S', 'X' };
 
 #define HDR_FIXED 12
 #define END_LEN 18
@@ -182,7 +181,7 @@ static size_t stream_header(uint8_t *h, const dnsnap_snap_info_t *info, uint64_t
 	if (wl < 0 || wl > 127)
 		wl = 127;
 	size_t o = HDR_FIXED;
-	memcpy(h, stream_magic, 4);
+	memcpy(h, STREAM_MAGIC, 4);
 	st16le(h + 4, DNSNAP_FORMAT_MAJOR);
 	st16le(h + 6, DNSNAP_FORMAT_MINOR);
 	st16le(h + 10, 0);
@@ -313,25 +312,11 @@ typedef struct rdr {
  */
 static int sniff(rdr_t *r, const uint8_t *p, size_t n)
 {
-	static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-	if (n < 4 || memcmp(p, zstd_magic, 4) == 0 ||
-	    ((p[0] & 0xf0) == 0x50 && p[1] == 0x2a && p[2] == 0x4d && p[3] == 0x18))
-		return DNSNAP_OK;
-	uint32_t m = 0; /* LMDB's magic at byte 16, in the writer's byte order */
-	if (n >= 20)
-		memcpy(&m, p + 16, 4);
-	const char *what = "its first bytes are not a zstd frame's";
-	if (m == LMDB_MAGIC || m == __builtin_bswap32(LMDB_MAGIC))
-		what = "it is an LMDB file, a dnsnap snapshot: import takes what dnsnap export "
-		       "writes";
-	else if (memcmp(p, stream_magic, 4) == 0)
-		what = "it is an export stream decompressed: import takes it zstd-compressed, as "
-		       "dnsnap export writes it";
-	else if (ld32le(p) == 0xa1b2c3d4 || ld32le(p) == 0xd4c3b2a1 || ld32le(p) == 0xa1b23c4d ||
-		 ld32le(p) == 0x4d3cb2a1 || ld32le(p) == 0x0a0d0d0a)
-		what = "it is a packet capture: dnsnap load reads captures";
-	else if (n >= 17 && memcmp(p, "START_RRSET_CACHE", 17) == 0)
-		what = "it is Unbound's cache text: dnsnap load reads it";
+	dnsnap_file_kind_t k = dnsnap_file_kind(p, n);
+	if (n < 4 || k == DNSNAP_FILE_STREAM)
+		return DNSNAP_OK; /* zstd judges it */
+	const char *what = k == DNSNAP_FILE_OTHER ? "its first bytes are not a zstd frame's"
+						  : dnsnap_file_kind_text(k);
 	return dnsnap__diag(r->d, DNSNAP_EZSTD, 0, "not an export stream (%s)", what);
 }
 
@@ -452,7 +437,7 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 	int e = rd_exact(r, h, HDR_FIXED, &got);
 	if (e < 0)
 		return e;
-	if (got >= 4 && memcmp(h, stream_magic, 4) != 0)
+	if (got >= 4 && memcmp(h, STREAM_MAGIC, 4) != 0)
 		return dnsnap__diag(r->d, DNSNAP_EMAGIC, 0, "not an export stream (its data does "
 				    "not start with the stream's magic number)");
 	if (e == 1)

@@ -10,6 +10,7 @@
 #define META_KEY "meta"
 #define SNAP_MAGIC "\xd5NSP"      /* the meta record's Magic_Number */
 #define TRAILER_MAGIC "\xd5NST"   /* the trailer's */
+#define STREAM_MAGIC "\xd5NSX"    /* an export stream's first bytes, decompressed */
 #define LMDB_MAGIC 0xBEEFC0DEu    /* at byte 16 of an LMDB file, in the host's order */
 
 struct dnsnap_snap;

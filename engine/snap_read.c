@@ -762,16 +762,8 @@ typedef struct opening {
  * may give by mistake (those other commands read) */
 static const char *not_lmdb(const uint8_t *m, size_t size)
 {
-	if (size >= 4 && memcmp(m, "\x28\xb5\x2f\xfd", 4) == 0)
-		return "it is zstd-compressed, like an export stream: dnsnap import makes a "
-		       "snapshot of one";
-	uint32_t m32 = size >= 4 ? ld32le(m) : 0;
-	if (m32 == 0xa1b2c3d4 || m32 == 0xd4c3b2a1 || m32 == 0xa1b23c4d || m32 == 0x4d3cb2a1 ||
-	    m32 == 0x0a0d0d0a)
-		return "it is a packet capture: dnsnap load reads captures into a snapshot";
-	if (size >= 17 && memcmp(m, "START_RRSET_CACHE", 17) == 0)
-		return "it is Unbound's cache text: dnsnap load reads it into a snapshot";
-	return "no LMDB magic";
+	dnsnap_file_kind_t k = dnsnap_file_kind(m, size);
+	return k == DNSNAP_FILE_OTHER ? "no LMDB magic" : dnsnap_file_kind_text(k);
 }
 
 static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op)

@@ -907,12 +907,9 @@ static int read_framed(capture_t *c, FILE *rf, const struct replay *r, const cha
 			break;
 		if (off == 0 && (got < 2 + len || len < 12 || ld16be(buf + 4) > 1)) {
 			const uint8_t *b = r->peek; /* zero-filled past r->n */
-			/* what an operator may give by mistake: an export stream */
-			const char *what = ld32le(b) == 0xfd2fb528u ? ": zstd-compressed, like an"
-				" export stream, which dnsnap import reads" : "";
 			rc = fail(err, errcap, "%s: neither a pcap, a pcapng nor a file of"
-				  " TCP-framed DNS messages (it starts %02x %02x %02x %02x%s)",
-				  name, b[0], b[1], b[2], b[3], what);
+				  " TCP-framed DNS messages (it starts %02x %02x %02x %02x)",
+				  name, b[0], b[1], b[2], b[3]);
 			break;
 		}
 		if (got < 2 + len) {

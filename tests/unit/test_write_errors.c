@@ -113,20 +113,20 @@ static void test_import_names_what_it_was_given_instead(void **state)
 	uint32_t lmdb = 0xBEEFC0DEu; /* LMDB's magic at byte 16, in host order */
 	memcpy(b + 16, &lmdb, 4);
 	assert_int_equal(import_bytes(b, sizeof b, &d), DNSNAP_EZSTD);
-	expect_msg(d.msg, "not an export stream (it is an LMDB file, a dnsnap snapshot: import "
-			  "takes what dnsnap export writes)");
+	expect_msg(d.msg, "not an export stream (it is an LMDB file, a dnsnap snapshot, which "
+			  "dnsnap export turns into a stream)");
 	lmdb = __builtin_bswap32(lmdb); /* a snapshot of the other byte order too */
 	memcpy(b + 16, &lmdb, 4);
 	assert_int_equal(import_bytes(b, sizeof b, &d), DNSNAP_EZSTD);
 	assert_non_null(strstr(d.msg, "it is an LMDB file"));
 	static const uint8_t pcap[24] = { 0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0 };
 	assert_int_equal(import_bytes(pcap, sizeof pcap, &d), DNSNAP_EZSTD);
-	expect_msg(d.msg, "not an export stream (it is a packet capture: dnsnap load reads "
-			  "captures)");
+	expect_msg(d.msg, "not an export stream (it is a packet capture, which dnsnap load reads "
+			  "into a snapshot)");
 	static const char text[] = "START_RRSET_CACHE\n";
 	assert_int_equal(import_bytes((const uint8_t *)text, sizeof text - 1, &d), DNSNAP_EZSTD);
-	expect_msg(d.msg,
-		   "not an export stream (it is Unbound's cache text: dnsnap load reads it)");
+	expect_msg(d.msg, "not an export stream (it is Unbound's cache text, which dnsnap load "
+			  "reads into a snapshot)");
 	static const uint8_t other[8] = "GIF89a..";
 	assert_int_equal(import_bytes(other, sizeof other, &d), DNSNAP_EZSTD);
 	expect_msg(d.msg, "not an export stream (its first bytes are not a zstd frame's)");
