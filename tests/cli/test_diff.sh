@@ -73,6 +73,22 @@ expect "diff B A: exit 1, - and + swapped, the same key order" 1 "$bin" diff "$t
 	"$tmp/a.snap" &&
 	same_as "diff B A" "$exp/diff-reverse.txt"
 
+# the filters of dump: only the entries they pass, both sides; repeated ones add up
+expect "diff --type A: exit 1" 1 "$bin" diff "$tmp/a.snap" "$tmp/b.snap" --type A &&
+	awk '/^[-+!] / { keep = ($NF == "A") } keep' "$exp/diff.txt" > "$tmp/want-a" &&
+	same_as "diff --type A" "$tmp/want-a"
+expect "diff --type A --type SOA: exit 1" 1 "$bin" diff "$tmp/a.snap" "$tmp/b.snap" --type A \
+	--type=SOA &&
+	awk '/^[-+!] / { keep = ($NF == "A" || $NF == "SOA") } keep' "$exp/diff.txt" \
+		> "$tmp/want-asoa" && same_as "diff --type A --type SOA" "$tmp/want-asoa"
+expect "diff --name nx.dnsnap.example: exit 1" 1 "$bin" diff "$tmp/a.snap" "$tmp/b.snap" \
+	--name nx.dnsnap.example && same_as "diff --name" - <<'EOT'
+- nx.dnsnap.example. IN A
+EOT
+expect "diff --name of an equal entry: exit 0" 0 "$bin" diff "$tmp/a.snap" "$tmp/b.snap" \
+	--name no-such.dnsnap.example
+expect "diff --type BOGUS: exit 2" 2 "$bin" diff "$tmp/a.snap" "$tmp/b.snap" --type BOGUS
+
 expect "diff --json A B: exit 1" 1 "$bin" diff --json "$tmp/a.snap" "$tmp/b.snap" &&
 	cp "$tmp/out" "$tmp/ab.json"
 ok_if "diff --json: every line JSON, the text's keys and changes" \
