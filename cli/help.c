@@ -137,7 +137,8 @@ static const struct help helps[] = {
 
 { "diff", "entries only in A, only in B, and changed, in key order",
 "usage: dnsnap diff A B [--json] [--ignore-expiry] [--live [--now T]]\n"
-"                   [--name NAME]... [--zone ZONE]... [--type TYPE]... [--tag HEX]...\n"
+"                   [--name NAME]... [--zone ZONE]... [--type TYPE]...\n"
+"                   [--tag HEX]...\n"
 "\n"
 "Compare snapshots A and B entry by entry, both walked in key order at once\n"
 "(memory does not grow with their size), and print each difference in key\n"
@@ -162,8 +163,10 @@ static const struct help helps[] = {
 "                   the records' TTLs (a refresh of the same answer is equal)\n"
 "  --live           an entry expired at time T counts as absent\n"
 "  --now T          the time for --live (default: now)\n"
-"  --name, --zone, --type, --tag  compare only the entries these pass, as dump\n"
-"                   takes them (each may be repeated)\n"
+"  --name NAME      compare only NAME's entries (repeatable, as in dump)\n"
+"  --zone ZONE      only the entries at and under ZONE (repeatable)\n"
+"  --type TYPE      only the entries of type TYPE (repeatable)\n"
+"  --tag HEX        only the entries of tag HEX (repeatable)\n"
 "\n"
 "Exit status: 0 equal, 1 different, 2 bad usage or bad data (a damaged entry\n"
 "in A or B is reported, never printed as a difference).\n"
