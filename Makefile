@@ -49,6 +49,20 @@ endif
 FORMAT_SRC = $(wildcard format/*.c)
 ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+# The shared library is built from the same sources compiled -fPIC, in a tree of their own.
+LIB_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+# Soname policy. SOVERSION is the ABI number, not DNSNAP_VERSION's major: while the version
+# is 0.x a minor release may break the ABI, so the soname cannot follow the version. Add 1
+# to SOVERSION in the release that breaks the ABI of engine/dnsnap.h or
+# format/dnsnap_format.h: a function removed or its parameters changed, a public struct's
+# layout or a constant's meaning changed. Adding a function keeps it. From 1.0 on,
+# SOVERSION is the version's major. The file is libdnsnap.so.SOVERSION.MINOR.PATCH; the
+# soname libdnsnap.so.SOVERSION is what programs record and ld.so looks for.
+SOVERSION = 0
+SONAME    = libdnsnap.so.$(SOVERSION)
+SOFILE    = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
+# Only the public dnsnap_* functions are exported (the version script's patterns)
+LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # Ingest: captures and Unbound's cache text to DNS responses (libpcap, ldns); a library of
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
 INGEST_SRC = $(wildcard engine/ingest/*.c)
@@ -72,7 +86,7 @@ BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(BUILD)/libdnsnap.a $(BUILD)/dnsnap         ## library and CLI
+all: $(BUILD)/libdnsnap.a $(LIB_SO) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
 
 # $(call install_missing,PACKAGES,WHO): apt-get install those of PACKAGES not installed
 define install_missing
@@ -171,21 +185,28 @@ bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs 
 	bench/peers/run.sh $(BUILD) $(PEERS_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
-install: all                                       ## library, headers, .pc, CLI, man page in PREFIX
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
-		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
+# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library
+# (libdnsnap-ingest.a) is the tool's, not installed. After installing into a directory of
+# ld.so's (PREFIX=/usr/local: /usr/local/lib), run ldconfig as root.
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
+INCDIR = $(DESTDIR)$(PREFIX)/include/dnsnap
+install: all                                       ## libraries, headers, .pc, CLI, man page in PREFIX
+	install -d $(LIBDIR)/pkgconfig $(INCDIR) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' libdnsnap.pc.in \
 		> $(BUILD)/libdnsnap.pc
-	install -m 644 $(BUILD)/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(BUILD)/libdnsnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libdnsnap.a $(BUILD)/$(SOFILE) $(LIBDIR)/
+	ln -sf $(SOFILE) $(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(LIBDIR)/libdnsnap.so
+	install -m 644 $(BUILD)/libdnsnap.pc $(LIBDIR)/pkgconfig/
+	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(INCDIR)/
 	install -m 755 $(BUILD)/dnsnap $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 doc/dnsnap.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:                                         ## remove what install put under PREFIX
-	rm -f $(DESTDIR)$(PREFIX)/lib/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/libdnsnap.pc \
-		$(DESTDIR)$(PREFIX)/include/dnsnap_format.h $(DESTDIR)$(PREFIX)/include/dnsnap.h \
+	rm -f $(LIBDIR)/libdnsnap.a $(LIBDIR)/$(SOFILE) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdnsnap.so \
+		$(LIBDIR)/pkgconfig/libdnsnap.pc $(INCDIR)/dnsnap_format.h $(INCDIR)/dnsnap.h \
 		$(DESTDIR)$(PREFIX)/bin/dnsnap $(DESTDIR)$(MANDIR)/man1/dnsnap.1
+	rmdir $(INCDIR) 2>/dev/null || true
 
 clean:                                             ## remove build outputs
 	rm -rf build build-asan
@@ -200,6 +221,24 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/libdnsnap.a: $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -c $< -o $@
+
+# The version script keeps dnsnap_[!_]* global and makes the rest local: the engine's
+# dnsnap__* internals (shared between its files) and whatever a dependency might add.
+# A pattern, not a mark on each declaration: the public header stays free of export
+# macros and a new public function is exported by its name alone.
+$(BUILD)/$(SOFILE): $(LIB_PIC_OBJ) engine/libdnsnap.map
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=engine/libdnsnap.map \
+		-Wl,--no-undefined $(LIB_PIC_OBJ) $(LDLIBS_LIB) -o $@
+
+$(BUILD)/$(SONAME): $(BUILD)/$(SOFILE)
+	$(Q)ln -sf $(SOFILE) $@
+
+$(BUILD)/libdnsnap.so: $(BUILD)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $@
 
 $(BUILD)/libdnsnap-ingest.a: $(INGEST_OBJ)
 	$(Q)$(AR) rcs $@ $^
