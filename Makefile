@@ -18,6 +18,10 @@ PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
 VERSION  = $(shell sed -n 's/^#define DNSNAP_VERSION "\(.*\)"$$/\1/p' engine/dnsnap.h)
 FUZZ_RUNS ?= 200000
+# Test steps run at once (tests/run.sh), and the -j of the builds make test and make asan
+# start, unless make was given a -j of its own
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones). The
@@ -110,29 +114,32 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 	$(BUILD)/resolver_demo fill $(BUILD)/demo.snap $(DEMO_ENTRIES)
 	$(BUILD)/resolver_demo start $(BUILD)/demo.snap
 
-test: deps                                         ## install, build, run every test
-	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo $(BUILD)/mksweep
-	$(MAKE) --no-print-directory fuzz
-	tests/run.sh $(BUILD) $(FUZZ_RUNS)
+test: deps                                         ## install, build, run every test (TEST_JOBS)
+	@echo "make test: building the libraries, the tool, the tests and their helpers"
+	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
+		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
+		$(BUILD)/mksweep
+	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
+	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
+	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
 test-e2e: deps                                     ## NSD, Unbound, dig, kdig, drill, delv vs dnsnap (loopback)
 	$(MAKE) --no-print-directory all $(BUILD)/mkquery $(BUILD)/dnscmp $(BUILD)/mkunboundsnap
 	tests/e2e/run.sh $(BUILD)
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
-	tests/run.sh $(BUILD) 0
+	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) 0
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 	$(BUILD)/mksweep
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
-	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
+	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
 		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo \
 		build-asan/mksweep
-	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
+	ASAN_OPTIONS=detect_leaks=1 TEST_JOBS=$(TEST_JOBS) tests/run.sh build-asan 0
 
 # The damage sweep drives the CLI built as `make asan` builds it (CORRUPT_ARGS: e.g.
 # --seed 7 --flips 200; tests/corrupt/sweep.sh --help lists them).
@@ -294,6 +301,7 @@ FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
 		 $(wildcard format/*.h engine/*.h engine/ingest/unbound.h tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/ingest -Icli -pthread -Wall -Wextra $(WERROR) $< \
 		$(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
@@ -309,6 +317,7 @@ $(BUILD)/replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/cross/replay.o $(HELP_
 $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c engine/ingest/capture.h \
 			    tests/helpers/guard.c
 	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine/ingest -Wall -Wextra $(WERROR) $< engine/ingest/capture.c \
 		tests/helpers/guard.c \
 		-lpcap -o $@
@@ -317,6 +326,7 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c en
 $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve_reply.c cli/serve.h tests/helpers/wb.c \
 			  $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h)
 	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< cli/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 
