@@ -65,7 +65,7 @@ LIB_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 SOVERSION = 0
 SONAME    = libdnsnap.so.$(SOVERSION)
 SOFILE    = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
-# Only the public dnsnap_* functions are exported (the version script's patterns)
+# The shared library (the file, then its soname and development links)
 LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # Ingest: captures and Unbound's cache text to DNS responses (libpcap, ldns); a library of
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
