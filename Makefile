@@ -18,6 +18,10 @@ PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
 VERSION  = $(shell sed -n 's/^#define DNSNAP_VERSION "\(.*\)"$$/\1/p' engine/dnsnap.h)
 FUZZ_RUNS ?= 200000
+# Test steps run at once (tests/run.sh), and the -j of the builds make test and make asan
+# start, unless make was given a -j of its own
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones). The
@@ -49,6 +53,20 @@ endif
 FORMAT_SRC = $(wildcard format/*.c)
 ENGINE_SRC = $(wildcard engine/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+# The shared library is built from the same sources compiled -fPIC, in a tree of their own.
+LIB_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+# Soname policy. SOVERSION is the ABI number, not DNSNAP_VERSION's major: while the version
+# is 0.x a minor release may break the ABI, so the soname cannot follow the version. Add 1
+# to SOVERSION in the release that breaks the ABI of engine/dnsnap.h or
+# format/dnsnap_format.h: a function removed or its parameters changed, a public struct's
+# layout or a constant's meaning changed. Adding a function keeps it. From 1.0 on,
+# SOVERSION is the version's major. The file is libdnsnap.so.SOVERSION.MINOR.PATCH; the
+# soname libdnsnap.so.SOVERSION is what programs record and ld.so looks for.
+SOVERSION = 0
+SONAME    = libdnsnap.so.$(SOVERSION)
+SOFILE    = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
+# The shared library (the file, then its soname and development links)
+LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # Ingest: captures and Unbound's cache text to DNS responses (libpcap, ldns); a library of
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
 INGEST_SRC = $(wildcard engine/ingest/*.c)
@@ -72,7 +90,7 @@ BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(BUILD)/libdnsnap.a $(BUILD)/dnsnap         ## library and CLI
+all: $(BUILD)/libdnsnap.a $(LIB_SO) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
 
 # $(call install_missing,PACKAGES,WHO): apt-get install those of PACKAGES not installed
 define install_missing
@@ -96,29 +114,32 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 	$(BUILD)/resolver_demo fill $(BUILD)/demo.snap $(DEMO_ENTRIES)
 	$(BUILD)/resolver_demo start $(BUILD)/demo.snap
 
-test: deps                                         ## install, build, run every test
-	$(MAKE) --no-print-directory all $(UNIT_BIN) $(BUILD)/mkcorpus $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo $(BUILD)/mksweep
-	$(MAKE) --no-print-directory fuzz
-	tests/run.sh $(BUILD) $(FUZZ_RUNS)
+test: deps                                         ## install, build, run every test (TEST_JOBS)
+	@echo "make test: building the libraries, the tool, the tests and their helpers"
+	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
+		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
+		$(BUILD)/mksweep
+	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
+	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
+	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
 test-e2e: deps                                     ## NSD, Unbound, dig, kdig, drill, delv vs dnsnap (loopback)
 	$(MAKE) --no-print-directory all $(BUILD)/mkquery $(BUILD)/dnscmp $(BUILD)/mkunboundsnap
 	tests/e2e/run.sh $(BUILD)
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
-	tests/run.sh $(BUILD) 0
+	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) 0
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 	$(BUILD)/mksweep
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
-	$(MAKE) --no-print-directory BUILD=build-asan JEMALLOC= \
+	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
 		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo \
 		build-asan/mksweep
-	ASAN_OPTIONS=detect_leaks=1 tests/run.sh build-asan 0
+	ASAN_OPTIONS=detect_leaks=1 TEST_JOBS=$(TEST_JOBS) tests/run.sh build-asan 0
 
 # The damage sweep drives the CLI built as `make asan` builds it (CORRUPT_ARGS: e.g.
 # --seed 7 --flips 200; tests/corrupt/sweep.sh --help lists them).
@@ -171,21 +192,28 @@ bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs 
 	bench/peers/run.sh $(BUILD) $(PEERS_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
-install: all                                       ## library, headers, .pc, CLI, man page in PREFIX
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
-		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
+# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library
+# (libdnsnap-ingest.a) is the tool's, not installed. After installing into a directory of
+# ld.so's (PREFIX=/usr/local: /usr/local/lib), run ldconfig as root.
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
+INCDIR = $(DESTDIR)$(PREFIX)/include/dnsnap
+install: all                                       ## libraries, headers, .pc, CLI, man page in PREFIX
+	install -d $(LIBDIR)/pkgconfig $(INCDIR) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' libdnsnap.pc.in \
 		> $(BUILD)/libdnsnap.pc
-	install -m 644 $(BUILD)/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(BUILD)/libdnsnap.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libdnsnap.a $(BUILD)/$(SOFILE) $(LIBDIR)/
+	ln -sf $(SOFILE) $(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(LIBDIR)/libdnsnap.so
+	install -m 644 $(BUILD)/libdnsnap.pc $(LIBDIR)/pkgconfig/
+	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(INCDIR)/
 	install -m 755 $(BUILD)/dnsnap $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 doc/dnsnap.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:                                         ## remove what install put under PREFIX
-	rm -f $(DESTDIR)$(PREFIX)/lib/libdnsnap.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/libdnsnap.pc \
-		$(DESTDIR)$(PREFIX)/include/dnsnap_format.h $(DESTDIR)$(PREFIX)/include/dnsnap.h \
+	rm -f $(LIBDIR)/libdnsnap.a $(LIBDIR)/$(SOFILE) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdnsnap.so \
+		$(LIBDIR)/pkgconfig/libdnsnap.pc $(INCDIR)/dnsnap_format.h $(INCDIR)/dnsnap.h \
 		$(DESTDIR)$(PREFIX)/bin/dnsnap $(DESTDIR)$(MANDIR)/man1/dnsnap.1
+	rmdir $(INCDIR) 2>/dev/null || true
 
 clean:                                             ## remove build outputs
 	rm -rf build build-asan
@@ -200,6 +228,24 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/libdnsnap.a: $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -c $< -o $@
+
+# The version script keeps dnsnap_[!_]* global and makes the rest local: the engine's
+# dnsnap__* internals (shared between its files) and whatever a dependency might add.
+# A pattern, not a mark on each declaration: the public header stays free of export
+# macros and a new public function is exported by its name alone.
+$(BUILD)/$(SOFILE): $(LIB_PIC_OBJ) engine/libdnsnap.map
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=engine/libdnsnap.map \
+		-Wl,--no-undefined $(LIB_PIC_OBJ) $(LDLIBS_LIB) -o $@
+
+$(BUILD)/$(SONAME): $(BUILD)/$(SOFILE)
+	$(Q)ln -sf $(SOFILE) $@
+
+$(BUILD)/libdnsnap.so: $(BUILD)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $@
 
 $(BUILD)/libdnsnap-ingest.a: $(INGEST_OBJ)
 	$(Q)$(AR) rcs $@ $^
@@ -255,6 +301,7 @@ FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
 		 $(wildcard format/*.h engine/*.h engine/ingest/unbound.h tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/ingest -Icli -pthread -Wall -Wextra $(WERROR) $< \
 		$(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
@@ -270,6 +317,7 @@ $(BUILD)/replay/%: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/cross/replay.o $(HELP_
 $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c engine/ingest/capture.h \
 			    tests/helpers/guard.c
 	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine/ingest -Wall -Wextra $(WERROR) $< engine/ingest/capture.c \
 		tests/helpers/guard.c \
 		-lpcap -o $@
@@ -278,6 +326,7 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c en
 $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve_reply.c cli/serve.h tests/helpers/wb.c \
 			  $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h)
 	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< cli/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 

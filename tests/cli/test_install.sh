@@ -1,9 +1,13 @@
 #!/bin/sh
-# make install into a scratch DESTDIR, then use what it installed: the files
-# are where they belong, a program builds against the installed header and
-# library through the installed pkg-config file and runs, the installed tool
-# runs, the man page renders without a warning, and make uninstall removes it
-# all. Usage (from the repository root, as tests/run.sh runs it):
+# make install into a scratch DESTDIR, then use what it installed: exactly the
+# files that belong there; the shared library's soname, links and exports (the
+# public dnsnap_* functions of the two headers, nothing else); a program that
+# includes <dnsnap/dnsnap.h>, builds a cache, inserts a response and answers
+# it, then through a snapshot and the export stream, built through the
+# installed pkg-config file once against the shared library and once
+# statically; the installed tool runs; the man page renders without a warning;
+# make uninstall removes it all. Usage (from the repository root, as
+# tests/run.sh runs it):
 #   tests/cli/test_install.sh BUILD
 # BUILD is already built (make test and make asan build it first), so the
 # install below only copies.
@@ -14,6 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$tmp/root
 dest=$root$prefix
+lib=$dest/lib
 fails=0
 
 ok() { echo "ok - $1"; }
@@ -31,16 +36,76 @@ else
 	exit 1
 fi
 
-for f in bin/dnsnap lib/libdnsnap.a lib/pkgconfig/libdnsnap.pc include/dnsnap.h \
-	 include/dnsnap_format.h share/man/man1/dnsnap.1; do
-	[ -f "$dest/$f" ] && ok "installed $f" || not_ok "$f not installed"
-done
+# Exactly these files and links, nothing else (no header at the top of include/,
+# nothing outside PREFIX, not the tool's own ingest library).
+version=$(sed -n 's/^#define DNSNAP_VERSION "\(.*\)"$/\1/p' engine/dnsnap.h)
+soname=libdnsnap.so.0
+sofile=$soname.${version#*.}
+cat >"$tmp/want" <<EOF
+.$prefix/bin/dnsnap
+.$prefix/include/dnsnap/dnsnap.h
+.$prefix/include/dnsnap/dnsnap_format.h
+.$prefix/lib/libdnsnap.a
+.$prefix/lib/libdnsnap.so
+.$prefix/lib/$soname
+.$prefix/lib/$sofile
+.$prefix/lib/pkgconfig/libdnsnap.pc
+.$prefix/share/man/man1/dnsnap.1
+EOF
+(cd "$root" && find . ! -type d | LC_ALL=C sort) >"$tmp/got"
+diff -u "$tmp/want" "$tmp/got" >"$tmp/diff" && ok "installed: $(wc -l <"$tmp/got") files and links" ||
+	not_ok "the installed files differ (+ got, - want)" "$tmp/diff"
 [ -x "$dest/bin/dnsnap" ] || not_ok "bin/dnsnap not executable"
-find "$root" -type f ! -path "$dest/*" >"$tmp/stray"
-[ -s "$tmp/stray" ] && not_ok "files outside PREFIX" "$tmp/stray"
+
+# The shared library: its links, its soname, and its exports are the functions
+# the public headers declare (after the preprocessor, the declarations at file
+# level), no fewer, and no more (the engine's dnsnap__* internals stay local).
+if [ "$(readlink "$lib/libdnsnap.so")" = $soname ] && [ "$(readlink "$lib/$soname")" = "$sofile" ] &&
+   [ -f "$lib/$sofile" ] && [ ! -L "$lib/$sofile" ]; then
+	ok "libdnsnap.so -> $soname -> $sofile"
+else
+	ls -l "$lib" >"$tmp/ls"
+	not_ok "the shared library's links" "$tmp/ls"
+fi
+got=$(readelf -d "$lib/$sofile" 2>&1 | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
+[ "$got" = $soname ] && ok "soname $got" || not_ok "soname is '$got', not $soname"
+${CC:-cc} -E -std=c11 -I"$dest/include" -include dnsnap/dnsnap.h -x c /dev/null 2>"$tmp/err" |
+python3 -c '
+import re, sys
+src = re.sub(r"^#.*$", "", sys.stdin.read(), flags=re.M)
+flat, depth = [], 0
+for ch in src:                # file level only: struct and inline bodies go
+    if ch == "{":
+        depth += 1
+    elif ch == "}":
+        depth -= 1
+        if depth == 0:
+            flat.append(";")
+    elif depth == 0:
+        flat.append(ch)
+names = set()
+for decl in "".join(flat).split(";"):
+    d = " ".join(decl.split())
+    m = re.search(r"\b(dnsnap_\w+)\s*\(", d)
+    if m and not d.startswith(("typedef", "static")):
+        names.add(m.group(1))
+print("\n".join(sorted(names)))' >"$tmp/declared"
+nm -D --defined-only "$lib/$sofile" | awk '{ print $NF }' | LC_ALL=C sort >"$tmp/exported"
+n=$(grep -c . "$tmp/declared")
+if [ "$n" -lt 40 ]; then
+	cat "$tmp/err" >>"$tmp/declared"
+	not_ok "only $n functions found in the installed headers" "$tmp/declared"
+elif diff -u "$tmp/declared" "$tmp/exported" >"$tmp/diff"; then
+	ok "nm -D: exactly the $n functions dnsnap.h and dnsnap_format.h declare"
+else
+	not_ok "exported (+) differ from the headers' functions (-)" "$tmp/diff"
+fi
+nm "$lib/$sofile" | grep -q ' t dnsnap__cache_copy_live$' &&
+	ok "dnsnap__cache_copy_live (an internal) is in the library, local" ||
+	not_ok "dnsnap__cache_copy_live is not a local symbol of the shared library"
 
 # The .pc file as installed: PREFIX filled in, nothing left to substitute.
-pc=$dest/lib/pkgconfig/libdnsnap.pc
+pc=$lib/pkgconfig/libdnsnap.pc
 if grep -q '@' "$pc"; then
 	not_ok "libdnsnap.pc has unsubstituted @VARS@" "$pc"
 elif [ "$(PKG_CONFIG_PATH=${pc%/*} pkg-config --variable=prefix libdnsnap)" != $prefix ]; then
@@ -48,63 +113,204 @@ elif [ "$(PKG_CONFIG_PATH=${pc%/*} pkg-config --variable=prefix libdnsnap)" != $
 else
 	ok "libdnsnap.pc names prefix $prefix"
 fi
-version=$(sed -n 's/^#define DNSNAP_VERSION "\(.*\)"$/\1/p' engine/dnsnap.h)
 got=$(PKG_CONFIG_PATH=${pc%/*} pkg-config --modversion libdnsnap 2>&1)
 [ "$got" = "$version" ] && ok "pkg-config --modversion: $got" ||
 	{ echo "$got" >"$tmp/v"; not_ok "pkg-config --modversion is not $version" "$tmp/v"; }
 
 # Build against the staged tree. PKG_CONFIG_SYSROOT_DIR would also prefix the
-# system libraries' paths (-I$root/usr/include); instead, a copy of the .pc
-# with only its prefix= line moved into DESTDIR. Every other path must derive
-# from ${prefix}, or the build below does not find them.
+# system libraries' paths (-I$root/usr/include), and --define-prefix would
+# relocate theirs too (lmdb.pc in lib/x86_64-linux-gnu/pkgconfig); instead, a
+# copy of the .pc with only its prefix= line moved into DESTDIR. Every other
+# path must derive from ${prefix}, or the builds below do not find them.
 mkdir "$tmp/pc"
 sed "s|^prefix=.*|prefix=$dest|" "$pc" >"$tmp/pc/libdnsnap.pc"
-if flags=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --cflags --libs --static libdnsnap 2>"$tmp/err"); then
-	ok "pkg-config --cflags --libs --static libdnsnap: $flags"
-else
-	not_ok "pkg-config --static libdnsnap" "$tmp/err"
-fi
+# shared: libdnsnap alone (its own dependencies are in its NEEDED entries)
+want="-I$dest/include -L$lib -ldnsnap"
+shared=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --cflags --libs libdnsnap 2>&1 | sed 's/ *$//')
+[ "$shared" = "$want" ] && ok "pkg-config --cflags --libs libdnsnap: $shared" ||
+	{ echo "$shared" >"$tmp/f"; not_ok "pkg-config --cflags --libs is not '$want'" "$tmp/f"; }
+# static: and what it needs, after it
+static=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --static --cflags --libs libdnsnap 2>&1 | sed 's/ *$//')
+case " $static " in
+*" -ldnsnap "*-llmdb*) ;;
+*) static="$static (no -llmdb after -ldnsnap)" ;;
+esac
+for l in -llmdb -lzstd -lxxhash -pthread; do
+	case " $static " in *" $l "*) ;; *) static="$static (no $l)" ;; esac
+done
+case $static in
+*"(no "*) echo "$static" >"$tmp/f"; not_ok "pkg-config --static --libs libdnsnap" "$tmp/f" ;;
+*) ok "pkg-config --static --cflags --libs libdnsnap: $static" ;;
+esac
+
 cat >"$tmp/prog.c" <<'EOF'
-/* Uses the cache (the engine, threads), snapshots (LMDB, xxHash) and the
- * export stream (zstd), so every library the .pc file names is needed. */
+/* Uses the cache (the engine, threads), a snapshot (LMDB, xxHash) and the
+ * export stream (zstd), so every library the .pc file names is needed: a
+ * response is inserted, then the query is answered from the cache, from a
+ * snapshot of it, and from the snapshot its export stream imports into. */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-#include <dnsnap.h>
+#include <dnsnap/dnsnap.h>
 
-int main(void)
+#define QNAME 3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0
+#define NOW 1800000000u
+
+static const uint8_t response[] = {
+	0x12, 0x34, 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0, /* QR RD RA, 1 question, 1 answer */
+	QNAME, 0, 1, 0, 1,                              /* www.example.com. IN A */
+	0xc0, 12, 0, 1, 0, 1, 0, 0, 0x01, 0x2c,         /* TTL 300 */
+	0, 4, 192, 0, 2, 1,
+};
+static const uint8_t query[] = {
+	0x43, 0x21, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, QNAME, 0, 1, 0, 1,
+};
+
+static int fail(const char *what, int err, const dnsnap_diag_t *d)
 {
-	dnsnap_cache_opts_t o;
+	fprintf(stderr, "%s: %s%s%s\n", what, dnsnap_strerror(err), d ? ": " : "",
+		d ? d->msg : "");
+	return 1;
+}
+
+/* The answer's last record: "TTL a.b.c.d" */
+static void show(const char *from, const uint8_t *a, size_t n)
+{
+	const uint8_t *t = a + n - 10, *ip = a + n - 4;
+
+	printf("%s: id %02x%02x, %u answer, ttl %u, %u.%u.%u.%u\n", from, a[0], a[1],
+	       (unsigned)a[7], (unsigned)(t[0] << 24 | t[1] << 16 | t[2] << 8 | t[3]),
+	       ip[0], ip[1], ip[2], ip[3]);
+}
+
+int main(int argc, char **argv)
+{
+	static dnsnap_encoded_t scratch;
+	char snap[4096], snap2[4096], stream[4096];
 	dnsnap_cache_t *c;
 	dnsnap_snap_t *s;
+	dnsnap_query_t q;
 	dnsnap_diag_t d;
+	uint8_t out[512];
+	size_t n;
+	int err, fd;
 
-	dnsnap_cache_opts_default(&o);
-	if (dnsnap_cache_new(&o, &c) != DNSNAP_OK)
-		return 1;
-	if (dnsnap_snap_open("/nonexistent/dnsnap.snap", &s, &d) == DNSNAP_OK)
-		return 1;
-	if (dnsnap_import(-1, "/nonexistent/dnsnap.snap", 0, NULL, NULL, &d) == DNSNAP_OK)
-		return 1;
-	dnsnap_cache_free(c);
+	if (argc != 2)
+		return 2;
+	snprintf(snap, sizeof snap, "%s/a.snap", argv[1]);
+	snprintf(snap2, sizeof snap2, "%s/b.snap", argv[1]);
+	snprintf(stream, sizeof stream, "%s/a.dnsx", argv[1]);
 	printf("dnsnap %s (format %s)\n", DNSNAP_VERSION, dnsnap_format_version());
+
+	if ((err = dnsnap_cache_new(NULL, &c)) != DNSNAP_OK)
+		return fail("dnsnap_cache_new", err, NULL);
+	err = dnsnap_cache_insert(c, response, sizeof response, NOW, NULL, 0, &scratch, &d);
+	if (err != DNSNAP_OK)
+		return fail("dnsnap_cache_insert", err, &d);
+	if ((err = dnsnap_query_parse(query, sizeof query, NULL, 0, &q, &d)) != DNSNAP_OK)
+		return fail("dnsnap_query_parse", err, &d);
+	err = dnsnap_cache_answer(c, &q, NOW + 100, 0, out, sizeof out, &n);
+	if (err != DNSNAP_OK)
+		return fail("dnsnap_cache_answer", err, NULL);
+	show("cache", out, n);
+
+	if ((err = dnsnap_snap_write(c, snap, NOW + 100, NULL, &d)) != DNSNAP_OK)
+		return fail("dnsnap_snap_write", err, &d);
+	dnsnap_cache_free(c);
+	if ((err = dnsnap_snap_open(snap, &s, &d)) != DNSNAP_OK)
+		return fail("dnsnap_snap_open", err, &d);
+	if ((err = dnsnap_snap_answer(s, &q, NOW + 200, 0, out, sizeof out, &n)) != DNSNAP_OK)
+		return fail("dnsnap_snap_answer", err, NULL);
+	show("snapshot", out, n);
+
+	if ((fd = open(stream, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0)
+		return fail(stream, DNSNAP_EINVAL, NULL);
+	err = dnsnap_export_write(s, fd, 0, 0, NULL, &d);
+	close(fd);
+	dnsnap_snap_close(s);
+	if (err != DNSNAP_OK)
+		return fail("dnsnap_export_write", err, &d);
+	if ((fd = open(stream, O_RDONLY)) < 0)
+		return fail(stream, DNSNAP_EINVAL, NULL);
+	err = dnsnap_import(fd, snap2, NOW + 250, NULL, NULL, &d);
+	close(fd);
+	if (err != DNSNAP_OK)
+		return fail("dnsnap_import", err, &d);
+	if ((err = dnsnap_snap_open(snap2, &s, &d)) != DNSNAP_OK)
+		return fail("dnsnap_snap_open", err, &d);
+	if ((err = dnsnap_snap_answer(s, &q, NOW + 250, 0, out, sizeof out, &n)) != DNSNAP_OK)
+		return fail("dnsnap_snap_answer", err, NULL);
+	show("imported", out, n);
+	dnsnap_snap_close(s);
 	return 0;
 }
 EOF
+cat >"$tmp/prog.want" <<EOF
+dnsnap $version (format $("$dest/bin/dnsnap" --version | sed -n 's/.*(format \(.*\))$/\1/p'))
+cache: id 4321, 1 answer, ttl 200, 192.0.2.1
+snapshot: id 4321, 1 answer, ttl 100, 192.0.2.1
+imported: id 4321, 1 answer, ttl 50, 192.0.2.1
+EOF
+"$dest/bin/dnsnap" --version >"$tmp/cli.out" 2>&1
+head -1 "$tmp/prog.want" | cmp -s - "$tmp/cli.out" &&
+	ok "the installed dnsnap: $(cat "$tmp/cli.out")" ||
+	not_ok "dnsnap --version is not '$(head -1 "$tmp/prog.want")'" "$tmp/cli.out"
+
 # A sanitizer build's library needs the sanitizer's runtime too.
 san=
-nm "$dest/lib/libdnsnap.a" 2>/dev/null | grep -q ' U __asan_' &&
-	san="-fsanitize=address,undefined"
+nm "$lib/libdnsnap.a" 2>/dev/null | grep -q ' U __asan_' && san="-fsanitize=address,undefined"
+
+# run NAME BINARY [ENV...]: the program answers as expected
+run() {
+	name=$1 bin=$2
+	shift 2
+	mkdir -p "$tmp/run.$name"
+	if env "$@" "$bin" "$tmp/run.$name" >"$tmp/prog.out" 2>&1 &&
+	   diff -u "$tmp/prog.want" "$tmp/prog.out" >"$tmp/diff"; then
+		ok "it runs ($name): cache, snapshot and import answer"
+	else
+		cat "$tmp/prog.out" >>"$tmp/diff"
+		not_ok "the $name program's output (+) is not the expected (-)" "$tmp/diff"
+	fi
+}
+
+# Against the shared library: it records the soname, and ld.so finds that in
+# the installed lib/ (LD_LIBRARY_PATH: DESTDIR is not in ld.so's paths).
 # shellcheck disable=SC2086 # flags are words
-if ${CC:-cc} -std=c11 -Wall -Wextra -Werror $san -o "$tmp/prog" "$tmp/prog.c" $flags \
+if ${CC:-cc} -std=c11 -Wall -Wextra -Werror $san -o "$tmp/prog" "$tmp/prog.c" $shared \
 	>"$tmp/err" 2>&1; then
-	ok "a program builds against the installed header and library"
-	"$tmp/prog" >"$tmp/prog.out" 2>&1 && ok "it runs: $(cat "$tmp/prog.out")" ||
-		not_ok "the program fails" "$tmp/prog.out"
-	"$dest/bin/dnsnap" --version >"$tmp/cli.out" 2>&1
-	cmp -s "$tmp/prog.out" "$tmp/cli.out" && ok "the installed dnsnap agrees on the version" ||
-		not_ok "dnsnap --version differs from the library's" "$tmp/cli.out"
+	ok "a program builds against the installed header and shared library"
+	needed=$(readelf -d "$tmp/prog" | sed -n 's/.*(NEEDED).*\[\(libdnsnap.*\)\]$/\1/p')
+	[ "$needed" = $soname ] && ok "it needs $needed" ||
+		not_ok "the program needs '$needed', not $soname"
+	LD_LIBRARY_PATH=$lib ldd "$tmp/prog" >"$tmp/ldd" 2>&1
+	grep -q "^[[:space:]]*$soname => $lib/$soname " "$tmp/ldd" &&
+		ok "ldd: $soname => DESTDIR$prefix/lib/$soname" ||
+		not_ok "ldd does not resolve $soname to $lib" "$tmp/ldd"
+	run shared "$tmp/prog" LD_LIBRARY_PATH="$lib"
 else
-	not_ok "building against the installed library" "$tmp/err"
+	not_ok "building against the installed shared library" "$tmp/err"
+fi
+
+# Statically, with pkg-config --static: -static makes the linker take
+# libdnsnap.a (it prefers the .so otherwise). Not with a sanitizer: its
+# runtime does not link statically.
+if [ -n "$san" ]; then
+	ok "# skip the static program (sanitizer build)"
+# shellcheck disable=SC2086 # flags are words
+elif ${CC:-cc} -std=c11 -Wall -Wextra -Werror -static -o "$tmp/prog-static" "$tmp/prog.c" \
+	$static >"$tmp/err" 2>&1; then
+	ok "a program builds statically against the installed libdnsnap.a"
+	readelf -d "$tmp/prog-static" >"$tmp/dyn" 2>&1
+	grep -q 'NEEDED' "$tmp/dyn" && not_ok "the static program needs shared libraries" "$tmp/dyn" ||
+		ok "it needs no shared library"
+	run static "$tmp/prog-static"
+else
+	not_ok "building statically against the installed library" "$tmp/err"
 fi
 
 # The man page: groff renders it without a warning; mandoc's linter, if
@@ -127,10 +333,12 @@ if command -v man >/dev/null; then
 		not_ok "man -w dnsnap does not find $page"
 fi
 
+# Uninstall: no file or link left, nor the include/dnsnap directory.
 if make -s uninstall BUILD="$build" DESTDIR="$root" PREFIX=$prefix >"$tmp/log" 2>&1; then
-	find "$root" -type f >"$tmp/left"
-	[ -s "$tmp/left" ] && not_ok "make uninstall left files" "$tmp/left" ||
-		ok "make uninstall removes every file"
+	find "$root" ! -type d >"$tmp/left"
+	[ -d "$dest/include/dnsnap" ] && echo "$dest/include/dnsnap/" >>"$tmp/left"
+	[ -s "$tmp/left" ] && not_ok "make uninstall left these" "$tmp/left" ||
+		ok "make uninstall removes every file, link and include/dnsnap"
 else
 	not_ok "make uninstall" "$tmp/log"
 fi
