@@ -17,7 +17,9 @@ int main(int argc, char **argv)
 		return help_overview(stderr), EXIT_USAGE;
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--version") == 0) {
-		printf("dnsnap %s (format %s)\n", DNSNAP_VERSION, dnsnap_format_version());
+		/* the library's version, and the formats it reads and writes */
+		printf("dnsnap %s (entries and export stream %s, snapshots %d.%d)\n", DNSNAP_VERSION,
+		       dnsnap_format_version(), DNSNAP_SNAP_MAJOR, DNSNAP_SNAP_MINOR);
 		return 0;
 	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||

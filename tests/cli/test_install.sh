@@ -204,7 +204,8 @@ int main(int argc, char **argv)
 	snprintf(snap, sizeof snap, "%s/a.snap", argv[1]);
 	snprintf(snap2, sizeof snap2, "%s/b.snap", argv[1]);
 	snprintf(stream, sizeof stream, "%s/a.dnsx", argv[1]);
-	printf("dnsnap %s (format %s)\n", DNSNAP_VERSION, dnsnap_format_version());
+	printf("dnsnap %s (entries and export stream %s, snapshots %d.%d)\n", DNSNAP_VERSION,
+	       dnsnap_format_version(), DNSNAP_SNAP_MAJOR, DNSNAP_SNAP_MINOR);
 
 	if ((err = dnsnap_cache_new(NULL, &c)) != DNSNAP_OK)
 		return fail("dnsnap_cache_new", err, NULL);
@@ -250,7 +251,7 @@ int main(int argc, char **argv)
 }
 EOF
 cat >"$tmp/prog.want" <<EOF
-dnsnap $version (format $("$dest/bin/dnsnap" --version | sed -n 's/.*(format \(.*\))$/\1/p'))
+dnsnap $version (entries and export stream 1.0, snapshots 2.0)
 cache: id 4321, 1 answer, ttl 200, 192.0.2.1
 snapshot: id 4321, 1 answer, ttl 100, 192.0.2.1
 imported: id 4321, 1 answer, ttl 50, 192.0.2.1
