@@ -304,7 +304,8 @@ int filter_match(const filter_t *f, const uint8_t *key, size_t key_len, const dn
 	if (f->n_type > 0 && i == f->n_type)
 		return 0;
 	for (i = 0; i < f->n_tag; i++)
-		if (k->tag_len == f->tag_len[i] && memcmp(k->tag, f->tag[i], k->tag_len) == 0)
+		if (k->tag_len == f->tag_len[i] &&
+		    (k->tag_len == 0 || memcmp(k->tag, f->tag[i], k->tag_len) == 0)) /* tag NULL */
 			break;
 	return f->n_tag == 0 || i < f->n_tag;
 }
