@@ -81,9 +81,14 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 	if (err == DNSNAP_OK)
 		return 0;
 	if (st.damaged > 0 || st.bad_pages > 0) {
-		fprintf(stderr, "dnsnap %s: %llu damaged entr%s skipped (the first: %s); run dnsnap "
-			"verify\n", cmd, (unsigned long long)st.damaged, st.damaged == 1 ? "y" : "ies",
-			d.msg);
+		/* "SNAP: N damaged entries skipped (the first: entry 17 (at 0x..): ...)" */
+		const char *path = dnsnap_snap_path(s), *first = d.msg;
+		size_t pl = strlen(path);
+		if (strncmp(first, path, pl) == 0 && first[pl] == ':' && first[pl + 1] == ' ')
+			first += pl + 2;
+		fprintf(stderr, "dnsnap %s: %s: %llu damaged entr%s skipped (the first: %s); run "
+			"dnsnap verify\n", cmd, path, (unsigned long long)st.damaged,
+			st.damaged == 1 ? "y" : "ies", first);
 		return err == 1 ? 1 : EXIT_USAGE;
 	}
 	if (err == 1)

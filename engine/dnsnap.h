@@ -394,6 +394,9 @@ void dnsnap_snap_close(dnsnap_snap_t *s);
 
 void dnsnap_snap_info(const dnsnap_snap_t *s, dnsnap_snap_info_t *out);
 
+/** The path @p s was opened by, as given (for messages); valid until it is closed. */
+const char *dnsnap_snap_path(const dnsnap_snap_t *s);
+
 /**
  * Find the entry under @p key and copy it into @p buf. The bytes are read
  * from the map under the fault guard, copied, and checked on the copy (the

@@ -164,7 +164,7 @@ static int export_scan(dnsnap_snap_t *s, int (*fn)(void *, const uint8_t *, size
 	if (st.damaged == 0 && st.bad_pages == 0)
 		return dnsnap__diag(d, err, sd.offset, "%s", sd.msg); /* it names the file */
 	/* sd.msg names the file: "SNAP: entry 17 (at 0x3f20): ..." */
-	const char *path = dnsnap__snap_path(s);
+	const char *path = dnsnap_snap_path(s);
 	size_t pl = strlen(path);
 	const char *first = strncmp(sd.msg, path, pl) == 0 && sd.msg[pl] == ':' ? sd.msg + pl + 2
 										: sd.msg;
@@ -259,7 +259,7 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	if (w.n != w.expect) {
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0,
 				   "%s: %llu entr%s, its meta record says %llu",
-				   dnsnap__snap_path(s), (unsigned long long)w.n, w.n == 1 ? "y" : "ies",
+				   dnsnap_snap_path(s), (unsigned long long)w.n, w.n == 1 ? "y" : "ies",
 				   (unsigned long long)w.expect);
 		goto out;
 	}
@@ -269,7 +269,7 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	st64le(end + 10, XXH3_64bits_digest(w.xs));
 	if (top_n == 0 && XXH3_64bits_digest(w.xs) != info.digest) {
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 0, "%s: its digest does not match its "
-				   "entries", dnsnap__snap_path(s));
+				   "entries", dnsnap_snap_path(s));
 		goto out;
 	}
 	if ((err = wr_put(&w, end, sizeof end)) != DNSNAP_OK)

@@ -13,8 +13,5 @@
 #define STREAM_MAGIC "\xd5NSX"    /* an export stream's first bytes, decompressed */
 #define LMDB_MAGIC 0xBEEFC0DEu    /* at byte 16 of an LMDB file, in the host's order */
 
-struct dnsnap_snap;
-/** The path a snapshot was opened by (for messages). */
-const char *dnsnap__snap_path(const struct dnsnap_snap *s);
 
 #endif

@@ -940,7 +940,7 @@ void dnsnap_snap_close(dnsnap_snap_t *s)
 	dnsnap_free(s);
 }
 
-const char *dnsnap__snap_path(const dnsnap_snap_t *s)
+const char *dnsnap_snap_path(const dnsnap_snap_t *s)
 {
 	return s->path;
 }

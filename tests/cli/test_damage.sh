@@ -30,7 +30,7 @@ good_txt_names=$(awk '$1 !~ /^;/ && $3 == "IN" && $4 == "TXT" {print $1}' "$tmp/
 ok_if "4 names with TXT" [ "$good_txt_names" -eq 4 ]
 
 expect "dump: damage exits 2" 2 "$bin" dump --now $now "$tmp/bad.snap"
-err_has "dump names the count" "dnsnap dump: 1 damaged entry skipped (the first: $tmp/bad.snap: entry"
+err_has "dump names the count" "dnsnap dump: $tmp/bad.snap: 1 damaged entry skipped (the first: entry"
 err_has "dump names the check" "Value_Check mismatch"
 bad_txt_names=$(awk '$1 !~ /^;/ && $3 == "IN" && $4 == "TXT" {print $1}' "$tmp/out" | sort -u | wc -l)
 ok_if "dump prints the 3 good TXT answers, not the damaged one" [ "$bad_txt_names" -eq 3 ]

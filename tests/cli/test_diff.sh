@@ -238,7 +238,7 @@ off=$(grep -abo 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' "$good" | head -1 | cut -d: -
 printf 'b' | dd of="$tmp/bad.snap" bs=1 seek=$((off + 100)) conv=notrunc 2>/dev/null
 expect "diff: a damaged entry in B: exit 2" 2 "$bin" diff "$good" "$tmp/bad.snap" &&
 	err_has "damage in B counted" \
-		"dnsnap diff: 1 damaged entry skipped (the first: $tmp/bad.snap: entry" &&
+		"dnsnap diff: $tmp/bad.snap: 1 damaged entry skipped (the first: entry" &&
 	err_has "damage in B named" "dnsnap diff: $tmp/bad.snap: the entry of " &&
 	err_has "damage in B not compared" " is damaged: not compared (run dnsnap verify)"
 ok_if "diff: the damaged entry is not printed as only in A" not test -s "$tmp/out"
