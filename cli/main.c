@@ -5,13 +5,25 @@
  *
  * Exit codes, like grep: 0 success, 1 nothing found, 2 bad usage or bad data.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "help.h"
 
-int main(int argc, char **argv)
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "demo", cmd_demo },     { "encode", cmd_encode }, { "decode", cmd_decode },
+	{ "info", cmd_info },     { "verify", cmd_verify }, { "get", cmd_get },
+	{ "dump", cmd_dump },     { "diff", cmd_diff },     { "purge", cmd_purge },
+	{ "stats", cmd_stats },   { "load", cmd_load },     { "export", cmd_export },
+	{ "import", cmd_import }, { "serve", cmd_serve },
+};
+
+static int run(int argc, char **argv)
 {
 	if (argc < 2)
 		return help_overview(stderr), EXIT_USAGE;
@@ -25,8 +37,10 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
 	    (strcmp(cmd, "help") == 0 && argc == 2))
 		return help_overview(stdout), 0;
-	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) /* before "help CMD" */
-		if (strcmp(argv[i], "--help") == 0 && help_command(cmd) != NULL)
+	/* CMD ... --help (or -h) ...: the command's help, before anything else */
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if ((strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) &&
+		    help_command(cmd) != NULL)
 			return fputs(help_command(cmd), stdout), 0;
 	if (strcmp(cmd, "help") == 0) {
 		const char *h = help_command(argv[2]);
@@ -37,33 +51,23 @@ int main(int argc, char **argv)
 				    argv[2]);
 		return fputs(h, stdout), 0;
 	}
-	if (strcmp(cmd, "demo") == 0)
-		return cmd_demo(argc - 1, argv + 1);
-	if (strcmp(cmd, "encode") == 0)
-		return cmd_encode(argc - 1, argv + 1);
-	if (strcmp(cmd, "decode") == 0)
-		return cmd_decode(argc - 1, argv + 1);
-	if (strcmp(cmd, "info") == 0)
-		return cmd_info(argc - 1, argv + 1);
-	if (strcmp(cmd, "verify") == 0)
-		return cmd_verify(argc - 1, argv + 1);
-	if (strcmp(cmd, "get") == 0)
-		return cmd_get(argc - 1, argv + 1);
-	if (strcmp(cmd, "dump") == 0)
-		return cmd_dump(argc - 1, argv + 1);
-	if (strcmp(cmd, "diff") == 0)
-		return cmd_diff(argc - 1, argv + 1);
-	if (strcmp(cmd, "purge") == 0)
-		return cmd_purge(argc - 1, argv + 1);
-	if (strcmp(cmd, "stats") == 0)
-		return cmd_stats(argc - 1, argv + 1);
-	if (strcmp(cmd, "load") == 0)
-		return cmd_load(argc - 1, argv + 1);
-	if (strcmp(cmd, "export") == 0)
-		return cmd_export(argc - 1, argv + 1);
-	if (strcmp(cmd, "import") == 0)
-		return cmd_import(argc - 1, argv + 1);
-	if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
 	fprintf(stderr, "dnsnap: unknown command '%s' (dnsnap help lists them)\n", cmd);
 	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+	/* what went to standard output is the result: a write that failed (a full
+	 * disk, /dev/full) is an error, never exit 0 with the output lost */
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fail(argc > 1 ? argv[1] : "", "standard output", "%s",
+		     errno ? strerror(errno) : "write error");
+		return EXIT_USAGE;
+	}
+	return rc;
 }
