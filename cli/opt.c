@@ -62,37 +62,67 @@ int opt_operands(const char *cmd, int argc, char **argv, int min, int max, const
 	return n;
 }
 
-/* "2026-11-30T12:00:00Z", "2026-11-30T12:00:00+01:00", "2026-11-30 12:00:00Z", with
- * optional seconds and fraction-free; a date alone is midnight UTC */
+/* @p n decimal digits at *p (no sign, no space), advancing *p. @return the value or -1 */
+static int digits(const char **p, int n)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++, (*p)++) {
+		if (**p < '0' || **p > '9')
+			return -1;
+		v = v * 10 + (**p - '0');
+	}
+	return v;
+}
+
+/*
+ * ISO 8601 (RFC 3339 and its usual relaxations): 2026-11-30T12:00:00Z, a space
+ * or a lower-case t for the T, seconds optional and a fraction of them ignored,
+ * the zone as Z or an offset (+01:00, +0100, +01); a date alone is midnight UTC.
+ * @return 0; -1 not ISO 8601; -2 a time of day without its zone
+ */
 static int iso8601(const char *v, long long *out)
 {
-	int y, mo, d, h = 0, mi = 0, s = 0, n = 0;
-	if (sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
-		return -1;
-	const char *p = v + n;
-	if (*p == 'T' || *p == 't' || *p == ' ') {
-		p++;
-		if (sscanf(p, "%2d:%2d%n", &h, &mi, &n) != 2 || n != 5)
-			return -1;
-		p += n;
-		if (*p == ':') {
-			if (sscanf(p + 1, "%2d%n", &s, &n) != 1 || n != 2)
-				return -1;
-			p += 3;
-		}
-	} else if (*p != 0)
+	const char *p = v;
+	int y = digits(&p, 4), mo = -1, d = -1, h = 0, mi = 0, s = 0;
+	if (y < 0 || *p++ != '-' || (mo = digits(&p, 2)) < 0 || *p++ != '-' ||
+	    (d = digits(&p, 2)) < 0)
 		return -1;
 	long long off = 0;
-	if (*p == 'Z' || *p == 'z')
+	if (*p == 'T' || *p == 't' || *p == ' ') {
 		p++;
-	else if (*p == '+' || *p == '-') {
-		int oh, om;
-		if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5 || oh > 23 || om > 59)
+		if ((h = digits(&p, 2)) < 0 || *p++ != ':' || (mi = digits(&p, 2)) < 0)
 			return -1;
-		off = (oh * 3600LL + om * 60) * (*p == '-' ? -1 : 1);
-		p += 6;
-	} else if (h || mi || s || v[10] != 0)
-		return -1; /* a time of day needs its zone: Z or an offset */
+		if (*p == ':') {
+			p++;
+			if ((s = digits(&p, 2)) < 0)
+				return -1;
+			if (*p == '.' || *p == ',') { /* a fraction: whole seconds only */
+				p++;
+				if (*p < '0' || *p > '9')
+					return -1;
+				while (*p >= '0' && *p <= '9')
+					p++;
+			}
+		}
+		if (*p == 'Z' || *p == 'z') {
+			p++;
+		} else if (*p == '+' || *p == '-') {
+			int sign = *p++ == '-' ? -1 : 1, oh = digits(&p, 2), om = 0;
+			if (oh < 0)
+				return -1;
+			if (*p == ':')
+				p++;
+			if (*p != 0 && (om = digits(&p, 2)) < 0)
+				return -1;
+			if (oh > 23 || om > 59)
+				return -1;
+			off = sign * (oh * 3600LL + om * 60);
+		} else if (*p == 0) {
+			return -2; /* 12:00 where? */
+		} else {
+			return -1;
+		}
+	}
 	if (*p != 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
 		return -1;
 	/* days from civil (proleptic Gregorian), no time zone database involved */
@@ -133,16 +163,26 @@ int time_arg(const char *cmd, const char *opt, const char *v, uint32_t *out)
 	} else if (v[0] >= '0' && v[0] <= '9' && strchr(v, '-') == NULL) {
 		errno = 0;
 		unsigned long long u = strtoull(v, &end, 10);
-		if (errno || *end || u > UINT32_MAX)
+		if (*end)
 			goto bad;
+		if (errno || u > UINT32_MAX)
+			goto range;
 		t = (long long)u;
-	} else if (iso8601(v, &t) != 0)
-		goto bad;
+	} else {
+		int r = iso8601(v, &t);
+		if (r == -2)
+			return fail(cmd, NULL, "%s: %s: a time of day needs its zone: %sZ for UTC, or an "
+				    "offset such as %s+01:00", opt, v, v, v);
+		if (r != 0)
+			goto bad;
+	}
 	if (t < 0 || t > (long long)UINT32_MAX)
-		return fail(cmd, NULL, "%s: %s is outside 1970-01-01 to 2106-02-07 (Unix time in 32 bits)",
-			    opt, v);
+		goto range;
 	*out = (uint32_t)t;
 	return 0;
+range:
+	return fail(cmd, NULL, "%s: %s is outside 1970-01-01T00:00:00Z to 2106-02-07T06:28:15Z "
+		    "(Unix time in 32 bits)", opt, v);
 bad:
 	return fail(cmd, NULL,
 		    "%s: not a time: %s (Unix seconds, 2026-11-30T12:00:00Z, or relative: +1h, -30m)",

@@ -312,8 +312,11 @@ typedef struct rdr {
  */
 static int sniff(rdr_t *r, const uint8_t *p, size_t n)
 {
+	static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
 	dnsnap_file_kind_t k = dnsnap_file_kind(p, n);
-	if (n < 4 || k == DNSNAP_FILE_STREAM)
+	/* fewer than 4 bytes (a first read of a pipe may be short): a stream only
+	 * if they begin zstd's magic */
+	if (k == DNSNAP_FILE_STREAM || (n < 4 && memcmp(p, zstd_magic, n) == 0))
 		return DNSNAP_OK; /* zstd judges it */
 	const char *what = k == DNSNAP_FILE_OTHER ? "its first bytes are not a zstd frame's"
 						  : dnsnap_file_kind_text(k);

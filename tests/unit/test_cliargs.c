@@ -36,6 +36,11 @@ static void test_time_forms(void **state)
 	assert_int_equal(t_of("2026-11-30T13:00:00+01:00", &rc), 1796040000u);
 	assert_int_equal(t_of("2026-11-30T07:00-05:00", &rc), 1796040000u);
 	assert_int_equal(t_of("2026-11-30", &rc), 1795996800u);
+	assert_int_equal(t_of("2026-11-30T13:00:00+0100", &rc), 1796040000u);
+	assert_int_equal(t_of("2026-11-30T13:00+01", &rc), 1796040000u);
+	assert_int_equal(t_of("2026-11-30T12:00:00.75Z", &rc), 1796040000u);
+	assert_int_equal(t_of("2026-11-30 12:00:00z", &rc), 1796040000u);
+	assert_int_equal(rc, 0);
 	assert_int_equal(t_of("1970-01-01T00:00:00Z", &rc), 0u);
 	assert_int_equal(t_of("2000-02-29T00:00:00Z", &rc), 951782400u);
 	assert_int_equal(rc, 0);
@@ -57,7 +62,9 @@ static void test_time_refused(void **state)
 	static const char *const bad[] = {
 		"", "x", "12abc", "4294967296", "-1x", "+h", "+1y", "2026-13-01", "2026-02-30",
 		"2026-11-30T12:00:00", "2026-11-30T25:00Z", "2026-11-30T12:00:00+1", "1969-12-31",
-		"2106-02-08", "2026-11-30Tnoon", "--",
+		"2106-02-08", "2026-11-30Tnoon", "--", "2026-11-30T12:00", "2026-11-30T12:00:00.Z",
+		"2026-11-30T12:00+1", "2026-11-30T12:00+24:00", "+2026-11-30", "2026-1-30",
+		"2026-11-30T12:00Z ", " 1700000000",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		int rc;
