@@ -149,6 +149,11 @@ enum { OPT_NAME = 0x1000, OPT_ZONE, OPT_TYPE, OPT_TAG };
  */
 int filter_opt(const char *cmd, filter_t *f, int c, const char *v);
 
+/** A type (AAAA, or TYPEnnn of RFC 3597) or a class (IN, CH, or CLASSnnn) as
+ * given on the command line: 1 to 65535, or -1 when it is none. */
+long rr_type_arg(const char *v);
+long rr_class_arg(const char *v);
+
 /** After the options: the prefixes sorted, and those under another one
  * dropped (a key under two is walked once). @return 0 */
 int filter_ready(const char *cmd, filter_t *f);

@@ -65,8 +65,9 @@ int main(int argc, char **argv)
 	 * disk, /dev/full) is an error, never exit 0 with the output lost */
 	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fail(argc > 1 ? argv[1] : "", "standard output", "%s",
-		     errno ? strerror(errno) : "write error");
+		const char *cmd = argc > 1 && argv[1][0] != '-' ? argv[1] : NULL;
+		fprintf(stderr, "dnsnap%s%s: standard output: %s\n", cmd ? " " : "", cmd ? cmd : "",
+			errno ? strerror(errno) : "write error");
 		return EXIT_USAGE;
 	}
 	return rc;

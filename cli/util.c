@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,6 +217,36 @@ int slurp(const char *path, uint8_t **out, size_t *out_len)
 
 /* ---------------------------------------------------------------- filters */
 
+/* TYPEnnn or CLASSnnn (RFC 3597): nnn in 1..65535, digits only; else -1 */
+static long generic_number(const char *v, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	if (strncasecmp(v, prefix, pl) != 0 || v[pl] < '0' || v[pl] > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v + pl, &end, 10);
+	return *end || errno || n == 0 || n > 65535 ? -2 : (long)n;
+}
+
+long rr_type_arg(const char *v)
+{
+	long n = generic_number(v, "TYPE");
+	if (n != -1)
+		return n < 0 ? -1 : n;
+	long t = (long)ldns_get_rr_type_by_name(v); /* a mnemonic */
+	return t > 0 && t <= 65535 ? t : -1;
+}
+
+long rr_class_arg(const char *v)
+{
+	long n = generic_number(v, "CLASS");
+	if (n != -1)
+		return n < 0 ? -1 : n;
+	long c = (long)ldns_get_rr_class_by_name(v);
+	return c > 0 && c <= 65535 ? c : -1;
+}
+
 int filter_opt(const char *cmd, filter_t *f, int c, const char *v)
 {
 	const char *opt = c == OPT_NAME ? "--name" : c == OPT_ZONE ? "--zone"
@@ -233,23 +264,26 @@ int filter_opt(const char *cmd, filter_t *f, int c, const char *v)
 		return 1;
 	}
 	if (c == OPT_TYPE) {
-		/* a mnemonic or TYPEnnn; TYPE0 and names ldns does not know are refused */
-		uint16_t t = (uint16_t)ldns_get_rr_type_by_name(v);
-		if (t == 0)
-			return fail(cmd, NULL, "--type %s: unknown type name (a mnemonic such as "
-				    "AAAA, or TYPE65280)", v);
-		f->type[(*n)++] = t;
+		long t = rr_type_arg(v);
+		if (t < 0)
+			return fail(cmd, NULL, "--type %s: unknown type name (a mnemonic such as AAAA, "
+				    "or TYPE1 to TYPE65535)", v);
+		f->type[(*n)++] = (uint16_t)t;
 		return 1;
 	}
 	/* --name and --zone are key prefixes: the name's reversed labels, with
 	 * the ending 0 for a name (its keys only) and without for a zone */
-	ldns_rdf *dn = ldns_dname_new_frm_str(v);
-	int err = dn == NULL || ldns_rdf_size(dn) > DNSNAP_NAME_MAX ? DNSNAP_ELABEL
+	if (v[0] == 0)
+		return fail(cmd, NULL, "%s: an empty name (the root is \".\")", opt);
+	ldns_rdf *dn = NULL;
+	ldns_status st = ldns_str2rdf_dname(&dn, v);
+	int err = st != LDNS_STATUS_OK || ldns_rdf_size(dn) > DNSNAP_NAME_MAX ? DNSNAP_ELABEL
 		  : dnsnap_key_zone_prefix(ldns_rdf_data(dn), ldns_rdf_size(dn), f->prefix[*n],
 					   sizeof f->prefix[*n] - 1, &f->prefix_len[*n]);
 	ldns_rdf_deep_free(dn);
-	if (err != DNSNAP_OK)
-		return fail(cmd, NULL, "%s %s: not a valid domain name", opt, v);
+	if (err != DNSNAP_OK) /* ldns says why: a label over 63 bytes, an empty label... */
+		return fail(cmd, NULL, "%s %s: not a valid domain name (%s)", opt, v,
+			    st != LDNS_STATUS_OK ? ldns_get_errorstr_by_id(st) : "over 255 bytes");
 	if (c == OPT_NAME)
 		f->prefix[*n][f->prefix_len[*n]++] = 0;
 	++*n;
