@@ -40,7 +40,7 @@ if [ -w /dev/full ]; then
 		[ "$1" = diff ] && want=0
 		if [ $rc -ne $want ]; then
 			echo "not ok - $c > /dev/full: exit $rc, expected $want"; fails=$((fails + 1))
-		elif [ $want -eq 2 ] && ! grep -q "^dnsnap ${cmd:+$cmd: }standard output: " "$tmp/err"; then
+		elif [ $want -eq 2 ] && ! grep -q "^dnsnap${cmd:+ $cmd}: standard output: " "$tmp/err"; then
 			echo "not ok - $c > /dev/full: not named"; sed 's/^/#   /' "$tmp/err"
 			fails=$((fails + 1))
 		else
