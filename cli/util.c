@@ -18,13 +18,29 @@
 #include "cli.h"
 #include "print.h"
 
+/* s on stderr with its control characters as \ooo: one message, one line */
+static void put_line(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\%03o", *p);
+		else
+			fputc(*p, stderr);
+}
+
 int fail(const char *cmd, const char *file, const char *fmt, ...)
 {
+	char msg[4096];
 	va_list ap;
-	fprintf(stderr, "dnsnap %s: %s%s", cmd, file ? file : "", file ? ": " : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "dnsnap %s: ", cmd);
+	if (file != NULL) {
+		put_line(file);
+		fputs(": ", stderr);
+	}
+	put_line(msg);
 	fputc('\n', stderr);
 	return EXIT_USAGE;
 }
@@ -87,15 +103,13 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 		size_t pl = strlen(path);
 		if (strncmp(first, path, pl) == 0 && first[pl] == ':' && first[pl + 1] == ' ')
 			first += pl + 2;
-		fprintf(stderr, "dnsnap %s: %s: %llu damaged entr%s skipped (the first: %s); run "
-			"dnsnap verify\n", cmd, path, (unsigned long long)st.damaged,
-			st.damaged == 1 ? "y" : "ies", first);
+		fail(cmd, path, "%llu damaged entr%s skipped (the first: %s); run dnsnap verify",
+		     (unsigned long long)st.damaged, st.damaged == 1 ? "y" : "ies", first);
 		return err == 1 ? 1 : EXIT_USAGE;
 	}
 	if (err == 1)
 		return 1;
-	fprintf(stderr, "dnsnap %s: %s\n", cmd, d.msg); /* the message names the file */
-	return EXIT_USAGE;
+	return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
 }
 
 int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,

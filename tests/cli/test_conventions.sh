@@ -93,6 +93,12 @@ expect "import of 3 bytes of text: exit 2" 2 "$bin" import "$tmp/hi" -o "$tmp/n.
 	says "import of 3 bytes" "dnsnap import: $tmp/hi: not an export stream (its first bytes are not a zstd frame's)"
 ok_if "nothing written" test ! -e "$tmp/n.snap"
 
+# ------------------------------------ a file name with a newline: one line
+nl="$tmp/new
+line.snap"
+expect "info of a missing file named with a newline: exit 2" 2 "$bin" info "$nl" &&
+	says "the newline as \\012" "dnsnap info: $tmp/new\\012line.snap: No such file or directory"
+
 echo
 [ "$fails" -eq 0 ] && echo "all ok" || echo "$fails failed"
 [ "$fails" -eq 0 ]
