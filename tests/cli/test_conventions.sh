@@ -97,7 +97,7 @@ ok_if "nothing written" test ! -e "$tmp/n.snap"
 nl="$tmp/new
 line.snap"
 expect "info of a missing file named with a newline: exit 2" 2 "$bin" info "$nl" &&
-	says "the newline as \\012" "dnsnap info: $tmp/new\\012line.snap: No such file or directory"
+	says "the newline written in octal" "dnsnap info: $tmp/new\\012line.snap: No such file or directory"
 
 echo
 [ "$fails" -eq 0 ] && echo "all ok" || echo "$fails failed"
