@@ -62,6 +62,8 @@ int cmd_get(int argc, char **argv)
 	uint8_t q[600], out[65535];
 	const char *why = NULL;
 	long ql = make_query(name, type, rclass, dnssec, q, sizeof q, &why);
+	if (ql < 0 && strncmp(why, "not a ", 6) == 0) /* the type or the class, alone */
+		return fail("get", NULL, "%s: %s", why[6] == 't' ? type : rclass, why);
 	if (ql < 0)
 		return fail("get", NULL, "%s %s %s: %s", name, rclass, type, why);
 	/* a random ID, as dig's: the answer echoes it */
@@ -77,6 +79,20 @@ int cmd_get(int argc, char **argv)
 		return EXIT_USAGE;
 	size_t n;
 	err = dnsnap_snap_answer(s, &dq, now, 65535, out, sizeof out, &n);
+	/* an entry cached after --now is answered with its whole TTLs: said so */
+	char note[96] = "";
+	static uint8_t entry[DNSNAP_ENTRY_MAX];
+	size_t elen;
+	dnsnap_hdr_t h;
+	if (err == DNSNAP_OK &&
+	    dnsnap_snap_get(s, dq.key, dq.key_len, entry, sizeof entry, &elen) == DNSNAP_OK &&
+	    dnsnap_entry_header(entry, elen, &h, NULL) == DNSNAP_OK &&
+	    (int32_t)(now - h.inception) < 0) {
+		char t[21];
+		time_iso(h.inception, t);
+		snprintf(note, sizeof note, "not yet cached at --now (inception %s): whole TTLs",
+			 t);
+	}
 	uint64_t damaged = dnsnap_snap_bad_entries(s);
 	dnsnap_snap_close(s);
 	if (err == DNSNAP_ENOTFOUND && damaged)
@@ -89,7 +105,10 @@ int cmd_get(int argc, char **argv)
 	}
 	if (err != DNSNAP_OK)
 		return fail("get", path, "%s", dnsnap_strerror(err));
-	err = json ? print_dns_json(stdout, out, n) : print_dns_message(stdout, out, n, now);
+	if (json && note[0])
+		fprintf(stderr, "dnsnap get: %s: %s %s %s: %s\n", path, name, rclass, type, note);
+	err = json ? print_dns_json(stdout, out, n)
+		   : print_dns_message_note(stdout, out, n, now, note[0] ? note : NULL);
 	if (err != DNSNAP_OK)
 		return fail("get", path, "%s %s %s: the answer made is not a message ldns reads",
 			    name, rclass, type);

@@ -211,7 +211,9 @@ static void print_rdata(FILE *f, const ldns_rr *rr)
 	}
 }
 
-static void print_rr(FILE *f, const ldns_rr *rr, int question)
+/* A record (or a question, with @p question) as dig lays it out; with
+ * @p plain, one tab between the fields instead (JSON: layout is not data). */
+static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain)
 {
 	char cls[32], type[32];
 	membuf_t m;
@@ -226,12 +228,23 @@ static void print_rr(FILE *f, const ldns_rr *rr, int question)
 		fputc(';', f); /* not counted: dig indents the name alone */
 	fputs(owner ? owner : "?", f);
 	free(owner);
+	print_class(cls, sizeof cls, (uint16_t)ldns_rr_get_class(rr));
+	print_type(type, sizeof type, (uint16_t)ldns_rr_get_type(rr));
+	if (plain) {
+		if (!question)
+			fprintf(f, "\t%u", ldns_rr_ttl(rr));
+		fprintf(f, "\t%s\t%s", cls, type);
+		if (!question) {
+			fputc('\t', f);
+			print_rdata(f, rr);
+		}
+		fputc('\n', f);
+		return;
+	}
 	if (!question) {
 		indent(f, &col, 24);
 		col += (size_t)fprintf(f, "%u", ldns_rr_ttl(rr));
 	}
-	print_class(cls, sizeof cls, (uint16_t)ldns_rr_get_class(rr));
-	print_type(type, sizeof type, (uint16_t)ldns_rr_get_type(rr));
 	indent(f, &col, 32);
 	col += (size_t)fprintf(f, "%s", cls);
 	indent(f, &col, 40);
@@ -268,14 +281,15 @@ static ldns_rr *entry_rr(const dnsnap_rr_t *rr)
 	return lrr;
 }
 
-/* An entry's record as dig prints it, without the newline (malloc'd) */
-static char *rr_text(const dnsnap_rr_t *rr)
+/* An entry's record as dig prints it (@p plain: one tab between the fields),
+ * without the newline (malloc'd) */
+static char *rr_text(const dnsnap_rr_t *rr, int plain)
 {
 	ldns_rr *lrr = entry_rr(rr);
 	membuf_t m;
 	char *s = NULL;
 	if (lrr != NULL && mb_open(&m) != NULL) {
-		print_rr(m.f, lrr, 0);
+		print_rr(m.f, lrr, 0, plain);
 		s = mb_close(&m);
 	}
 	ldns_rr_free(lrr);
@@ -417,7 +431,7 @@ int print_dump(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *entry
 			}
 		}
 		rr.ttl = rr.ttl > sub ? rr.ttl - sub : 0;
-		char *s = rr_text(&rr);
+		char *s = rr_text(&rr, json);
 		if (json)
 			jw_str(&j, s ? s : "?");
 		else
@@ -599,6 +613,12 @@ static unsigned u16(const uint8_t *p)
 
 int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 {
+	return print_dns_message_note(f, wire, len, when, NULL);
+}
+
+int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t when,
+			   const char *note)
+{
 	ldns_pkt *pkt = NULL;
 	if (len < 12 || ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
 		return DNSNAP_ERDATA;
@@ -620,6 +640,8 @@ int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 		u16(wire + 6), u16(wire + 8), u16(wire + 10));
 	if ((flags & 0x0100) && !(flags & 0x0080))
 		fputs(";; WARNING: recursion requested but not available\n", f);
+	if (note != NULL)
+		fprintf(f, ";; %s\n", note);
 	fputc('\n', f);
 	if (ldns_pkt_edns(pkt)) {
 		fprintf(f, ";; OPT PSEUDOSECTION:\n; EDNS: version: %u, flags:%s; udp: %u\n",
@@ -641,7 +663,7 @@ int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 	if (ldns_rr_list_rr_count(q) > 0) {
 		fputs(";; QUESTION SECTION:\n", f);
 		for (size_t i = 0; i < ldns_rr_list_rr_count(q); i++)
-			print_rr(f, ldns_rr_list_rr(q, i), 1);
+			print_rr(f, ldns_rr_list_rr(q, i), 1, 0);
 		fputc('\n', f);
 	}
 	const ldns_rr_list *secs[3] = { ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
@@ -651,7 +673,7 @@ int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 			continue;
 		fprintf(f, ";; %s SECTION:\n", section_names[s]);
 		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++)
-			print_rr(f, ldns_rr_list_rr(secs[s], i), 0);
+			print_rr(f, ldns_rr_list_rr(secs[s], i), 0, 0);
 		fputc('\n', f);
 	}
 	char date[64];
@@ -795,13 +817,15 @@ long make_query(const char *name, const char *type, const char *rclass, int dnss
 		*why = "not a valid domain name";
 		return -1;
 	}
-	uint16_t t = (uint16_t)ldns_get_rr_type_by_name(type);
-	uint16_t c = (uint16_t)ldns_get_rr_class_by_name(rclass);
-	if (t == 0 || c == 0) {
+	/* never ldns's number cast to 16 bits: TYPE65537 would be A */
+	long lt = rr_type_arg(type), lc = rr_class_arg(rclass);
+	if (lt < 0 || lc < 0) {
 		ldns_rdf_deep_free(dn);
-		*why = t == 0 ? "unknown type name" : "unknown class name";
+		*why = lt < 0 ? "not a type (a mnemonic such as AAAA, or TYPE1 to TYPE65535)"
+			      : "not a class (a mnemonic such as IN, or CLASS1 to CLASS65535)";
 		return -1;
 	}
+	uint16_t t = (uint16_t)lt, c = (uint16_t)lc;
 	size_t nl = ldns_rdf_size(dn), n = 0;
 	if (cap < 12 + nl + 4 + 11) {
 		ldns_rdf_deep_free(dn);

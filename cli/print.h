@@ -67,6 +67,11 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
  */
 int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when);
 
+/** print_dns_message() with a note of ours, ";; " @p note, after the flags
+ * line (where dig prints its warnings); none when @p note is NULL. */
+int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t when,
+			   const char *note);
+
 /**
  * A whole DNS message as one JSON object on one line, in RFC 8427's members:
  * ID, QR, Opcode, AA, TC, RD, RA, AD, CD, RCODE, QDCOUNT, ANCOUNT, NSCOUNT,

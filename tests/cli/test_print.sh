@@ -170,6 +170,32 @@ expect "get: options first, --now=ISO" 0 "$bin" get --now=2023-11-14T22:13:20Z -
 	"$T/p.snap" mx.example.net MX && grep -q "^;; WHEN: Tue Nov 14 22:13:20 UTC 2023$" "$T/out"
 expect "get: --tag with no value" 2 "$bin" get "$T/p.snap" mx.example.net --tag &&
 	err_has "no value" "dnsnap get: --tag needs a value"
+expect "get: TYPE65537 (over 16 bits, never wrapped to A)" 2 "$bin" get "$T/p.snap" \
+	www.example.net TYPE65537 --now $NOW &&
+	ok_if "TYPE65537: one line naming it, nothing printed" sh -c "[ \"\$(cat '$T/err')\" = \
+	'dnsnap get: TYPE65537: not a type (a mnemonic such as AAAA, or TYPE1 to TYPE65535)' ] &&
+	[ ! -s '$T/out' ]"
+expect "get: CLASS65537" 2 "$bin" get "$T/p.snap" www.example.net A --class CLASS65537 \
+	--now $NOW && ok_if "CLASS65537: named" [ "$(cat "$T/err")" = \
+	"dnsnap get: CLASS65537: not a class (a mnemonic such as IN, or CLASS1 to CLASS65535)" ]
+expect "get: TYPE65535 is a type (a miss)" 1 "$bin" get "$T/p.snap" www.example.net TYPE65535 \
+	--now $NOW
+# get --now before an entry's inception: the whole TTLs, and a note where dig puts its own
+expect "get --now before the inception" 0 "$bin" get "$T/p.snap" mx.example.net MX \
+	--now $((NOW - 10000)) &&
+	ok_if "get: the note after the flags line, the whole TTL" sh -c "
+	[ \"\$(sed -n 3p '$T/out')\" = \
+	  ';; not yet cached at --now (inception 2023-11-14T22:13:20Z): whole TTLs' ] &&
+	grep -q '^mx.example.net.${TAB}${TAB}300${TAB}IN${TAB}MX${TAB}10 mail.example.net.$' '$T/out'"
+expect "get at the inception" 0 "$bin" get "$T/p.snap" mx.example.net MX --now $NOW &&
+	ok_if "get: no note at the inception" not grep -q "not yet cached" "$T/out"
+expect "get --json --now before the inception" 0 "$bin" get "$T/p.snap" mx.example.net MX \
+	--json --now $((NOW - 10000)) &&
+	ok_if "get --json: the note on stderr, the JSON whole" sh -c "[ \"\$(cat '$T/err')\" = \
+	'dnsnap get: $T/p.snap: mx.example.net IN MX: not yet cached at --now (inception \
+2023-11-14T22:13:20Z): whole TTLs' ] && python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))[\"answerRRs\"][0][\"TTL\"] == 300' '$T/out'"
 expect "get: two random IDs" 0 sh -c "for i in 1 2 3 4; do
 	'$bin' get '$T/p.snap' mx.example.net MX \
 	--now $NOW | sed -n 's/.*, id: //p'; done | sort -u | wc -l | grep -qv '^1$'"
@@ -203,14 +229,19 @@ expect "dump of an escaped name" 0 "$bin" dump "$T/p.snap" --name 'a\.b.c\032d.e
 	ok_if "dump's escaped CNAME = get's = dig's" cmp -s "$T/dump.esc" "$T/want.escaped"
 expect "dump --json of both" 0 "$bin" dump "$T/p.snap" --name txt.example.net \
 	--name 'a\.b.c\032d.example.net' --json --now $NOW &&
-	ok_if "dump --json: the same record lines, the name escaped, the entry fields" python3 -c '
-import json, sys
+	ok_if "dump --json: the record lines with one tab between fields, the name escaped, \
+the entry fields" python3 -c '
+import json, re, sys
 objs = [json.loads(l) for l in open(sys.argv[1])]
 by = {o["name"]: o for o in objs}
 assert len(objs) == 2
 t, e = by["txt.example.net."], by["a\\.b.c\\032d.example.net."]
-assert t["answer"] == open(sys.argv[2]).read().splitlines()
-assert e["answer"] == open(sys.argv[3]).read().splitlines()
+def plain(path):  # dig lines, their column padding as one tab
+	return ["\t".join(re.split("[ \t]+", l, maxsplit=4)) for l in open(path).read().splitlines()]
+assert t["answer"] == plain(sys.argv[2]), (t["answer"], plain(sys.argv[2]))
+assert e["answer"] == plain(sys.argv[3]), (e["answer"], plain(sys.argv[3]))
+assert t["answer"][0].startswith("txt.example.net.\t300\tIN\tTXT\t\"a\\009b\" ")
+assert e["answer"][0].startswith("a\\.b.c\\032d.example.net.\t300\tIN\tCNAME\tq")
 assert (t["rcode"], t["kind"], t["ad"], t["cd"], t["do"], t["ttl"]) == \
 	("NOERROR", "ANSWER", False, False, False, 300)
 assert "auth" not in t and "dnssec" not in t and "not_yet_cached" not in t
