@@ -98,6 +98,114 @@ out += [
     response(dn("stale.example.net"), A, [
         rr(dn("stale.example.net"), A, 30, bytes([192, 0, 2, 30]))], ede=(3, b"old\tdata")),
 ]
+
+
+def ipv4(s):
+    return bytes(int(x) for x in s.split("."))
+
+
+def svc(prio, target, *params):
+    """SVCB/HTTPS rdata: params are (key, value bytes), in key order"""
+    return struct.pack(">H", prio) + name(dn(target)) + \
+        b"".join(struct.pack(">HH", k, len(v)) + v for k, v in params)
+
+
+def bitmap(*types):
+    """an NSEC-style type bitmap (window 0 only)"""
+    bits = bytearray(32)
+    for t in types:
+        bits[t // 8] |= 0x80 >> (t % 8)
+    n = max(t // 8 for t in types) + 1
+    return bytes([0, n]) + bytes(bits[:n])
+
+
+def loc(lat_s, lon_s, alt_cm):
+    return bytes([0, 0x12, 0x16, 0x13]) + struct.pack(">III", 2**31 + lat_s, 2**31 + lon_s,
+                                                      10000000 + alt_cm)
+
+
+blob = bytes((i * 71 + 5) % 256 for i in range(40))
+wks_bits = bytearray(11)
+for port in (25, 80):
+    wks_bits[port // 8] |= 0x80 >> (port % 8)
+# (label, type number, rdata): one response each, owner LABEL.types.example.net,
+# compared with dig's presentation by test_print.sh (mkresp.py typelist)
+TYPES = [
+    ("svcb", 64, svc(1, "svc.example.net", (0, struct.pack(">HH", 1, 3)),
+                     (1, strings(b"h2", b"h3")), (2, b""), (3, struct.pack(">H", 8443)),
+                     (4, ipv4("192.0.2.1") + ipv4("192.0.2.2")), (5, blob[:20]),
+                     (6, bytes.fromhex("20010db8000000000000000000000001") +
+                      bytes.fromhex("20010db8000000000000000000000002")),
+                     (7, b"/dns-query{?dns}"), (65000, b"abc"))),
+    ("https", 65, svc(1, "www.example.net", (1, strings(b"h2")), (3, struct.pack(">H", 443)))),
+    ("httpsalpn", 65, svc(2, "x.example.net", (1, strings(b"h2,x", b"h3")), (65001, b""))),
+    ("httpsalias", 65, svc(0, "alias.example.net")),
+    ("loc", 29, loc((52 * 3600 + 22 * 60 + 23) * 1000, (4 * 3600 + 53 * 60 + 32) * 1000, -200)),
+    ("locsouth", 29, loc(-(33 * 3600 + 51 * 60 + 54) * 1000 - 520,
+                         -(151 * 3600 + 12 * 60 + 35) * 1000 - 5, 123456)),
+    ("wks", 11, ipv4("192.0.2.1") + bytes([6]) + bytes(wks_bits)),
+    ("nid", 104, struct.pack(">H", 10) + bytes.fromhex("00144fffff20ee64")),
+    ("l64", 106, struct.pack(">H", 10) + bytes.fromhex("2001000000000db8")),
+    ("l32", 105, struct.pack(">H", 10) + ipv4("10.1.2.3")),
+    ("lp", 107, struct.pack(">H", 10) + name(dn("l64.example.net"))),
+    ("eui48", 108, bytes.fromhex("00005e0053ff")),
+    ("eui64", 109, bytes.fromhex("00005efffe0053ff")),
+    ("afsdb", 18, struct.pack(">H", 1) + name(dn("afs.example.net"))),
+    ("rt", 21, struct.pack(">H", 10) + name(dn("relay.example.net"))),
+    ("x25", 19, strings(b"311061700956")),
+    ("isdn", 20, strings(b"150862028003217", b"004")),
+    ("px", 26, struct.pack(">H", 10) + name(dn("net2.example.net")) + name(dn("prmd.example.net"))),
+    ("gpos", 27, strings(b"-32.6882", b"116.8652", b"10.0")),
+    ("nsap", 22, bytes.fromhex("47000580005a0000000001e133ffffff00016100")),
+    ("kx", 36, struct.pack(">H", 10) + name(dn("kx.example.net"))),
+    ("dhcid", 49, blob[:35]),
+    ("hip", 55, bytes([16, 2]) + struct.pack(">H", 40) + blob[:16] + blob[:40] +
+     name(dn("rvs.example.net"))),
+    ("smimea", 53, bytes([3, 1, 1]) + blob[:32]),
+    ("tlsa", 52, bytes([3, 1, 1]) + blob[:32]),
+    ("cds", 59, struct.pack(">HBB", 12345, 13, 2) + blob[:32]),
+    ("cdnskey", 60, struct.pack(">HBB", 257, 3, 13) + key),
+    ("talink", 58, name(dn("prev.example.net")) + name(dn("next.example.net"))),
+    ("ninfo", 56, strings(b"info one", b"two")),
+    ("rkey", 57, struct.pack(">HBB", 0, 3, 13) + key[:32]),
+    ("spf", 99, strings(b"v=spf1 -all")),
+    ("caa2", 257, bytes([0, 9]) + b"issuewild" + b";"),
+    ("amtrelay", 260, bytes([10, 0x83]) + name(dn("amt.example.net"))),
+    ("amtrelay4", 260, bytes([10, 0x01]) + ipv4("192.0.2.5")),
+    ("sshfp", 44, bytes([4, 2]) + blob[:32]),
+    ("cert", 37, struct.pack(">HHB", 1, 12345, 8) + blob[:30]),
+    ("ipseckey", 45, bytes([10, 1, 2]) + ipv4("192.0.2.38") + blob[:20]),
+    ("naptr", 35, struct.pack(">HH", 100, 10) + strings(b"S", b"SIP+D2U", b"") +
+     name(dn("_sip._udp.example.net"))),
+    ("apl", 42, struct.pack(">HBB", 1, 24, 3) + bytes([192, 0, 2]) +
+     struct.pack(">HBB", 2, 32, 0x84) + bytes.fromhex("20010db8")),
+    ("openpgpkey", 61, blob[:30]),
+    ("csync", 62, struct.pack(">IH", 66, 3) + bitmap(1, 2, 28)),
+    ("zonemd", 63, struct.pack(">IBB", 2023111401, 1, 1) + blob[:40] + blob[:8]),
+    ("uri", 256, struct.pack(">HH", 10, 1) + b"https://www.example.net/"),
+    ("hinfo", 13, strings(b"INTEL-386", b"Linux")),
+    ("minfo", 14, name(dn("rm.example.net")) + name(dn("em.example.net"))),
+    ("rp", 17, name(dn("admin.example.net")) + name(dn("tx.example.net"))),
+    ("ptr", 12, name(dn("host.example.net"))),
+    ("dname", 39, name(dn("example.org"))),
+    ("ns", 2, name(dn("ns1.example.net"))),
+    ("null", 10, b"\x01\x02"),
+    ("unknown", 65280, b"\xab\xcd"),
+    ("doa", 259, struct.pack(">IIB", 0, 1, 2) + strings(b"text/plain") + b"hello"),
+    ("atma", 34, bytes([1]) + b"16175551212"),
+    ("eid", 31, bytes.fromhex("89abcdef")),
+    ("nimloc", 32, bytes.fromhex("32")),
+    ("sink", 40, bytes([1, 2]) + b"data"),
+    ("a6", 38, bytes([0]) + bytes.fromhex("20010db8000000000000000000000001")),
+]
+if len(sys.argv) > 1 and sys.argv[1] == "typelist":  # LABEL TYPE-NUMBER lines
+    sys.stdout.write("".join("%s %d\n" % (t[0], t[1]) for t in TYPES))
+    sys.exit(0)
+if len(sys.argv) > 1 and sys.argv[1] == "types":  # one response per TYPES row
+    out = [response(dn(lbl + ".types.example.net"), t,
+                    [rr(dn(lbl + ".types.example.net"), t, 300, rd)]) for lbl, t, rd in TYPES]
+    sys.stdout.buffer.write(b"".join(out))
+    sys.exit(0)
 if len(sys.argv) > 1:  # one message, unframed: mkresp.py N
     sys.stdout.buffer.write(out[int(sys.argv[1])][2:])
 else:
