@@ -8,9 +8,13 @@
  * as BIND's indent() does). ldns reads the rdata into its fields; names and
  * character-strings are escaped here, base64 and hex fields are cut into
  * words of 56 characters as dig cuts them, the other fields (addresses,
- * numbers, times, type bitmaps) are ldns's presentation, which is dig's.
+ * numbers, times, type bitmaps) are ldns's presentation, which is dig's,
+ * but for the types rdata_dig() prints from the wire (SVCB, LOC, WKS...):
+ * tests/cli/test_print.sh compares every type dig 9.18 knows with dig.
  */
+#include <arpa/inet.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <ldns/ldns.h>
@@ -99,8 +103,28 @@ const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap)
 	return buf;
 }
 
+/* Types BIND 9.18 names that ldns 1.8 does not (it writes TYPE56...) */
+static const struct { uint16_t type; const char *name; } more_types[] = {
+	{ 56, "NINFO" },  { 57, "RKEY" }, { 100, "UINFO" },   { 101, "UID" },
+	{ 102, "GID" },	  { 103, "UNSPEC" }, { 258, "AVC" },   { 259, "DOA" },
+	{ 260, "AMTRELAY" }, { 261, "RESINFO" }, { 262, "WALLET" }, { 32768, "TA" },
+};
+
+long print_type_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof more_types / sizeof *more_types; i++)
+		if (strcasecmp(name, more_types[i].name) == 0)
+			return more_types[i].type;
+	return -1;
+}
+
 void print_type(char *buf, size_t cap, uint16_t type)
 {
+	for (size_t i = 0; i < sizeof more_types / sizeof *more_types; i++)
+		if (more_types[i].type == type) {
+			snprintf(buf, cap, "%s", more_types[i].name);
+			return;
+		}
 	char *s = ldns_rr_type2str((ldns_rr_type)type);
 	snprintf(buf, cap, "%s", s ? s : "?");
 	free(s);
@@ -151,6 +175,11 @@ static void hex_words(FILE *f, const uint8_t *p, size_t n)
 	}
 }
 
+static unsigned u16(const uint8_t *p)
+{
+	return (unsigned)(p[0] << 8 | p[1]);
+}
+
 /* RFC 3597's form, as dig writes a type it does not know */
 static void rdata_unknown(FILE *f, const uint8_t *p, size_t n)
 {
@@ -160,8 +189,404 @@ static void rdata_unknown(FILE *f, const uint8_t *p, size_t n)
 	hex_words(f, p, n);
 }
 
-static void print_rdata(FILE *f, const ldns_rr *rr)
+/* ------------------------------------- rdata ldns prints unlike dig 9.18 */
+
+/* base64, in words of 56 (@p split, as dig cuts keys) or whole */
+static void b64_text(FILE *f, const uint8_t *p, size_t n, int split)
 {
+	ldns_rdf *r = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_B64, n, p);
+	char *s = r ? ldns_rdf2str(r) : NULL;
+	if (split)
+		words(f, s ? s : "?", s ? strlen(s) : 1, 0);
+	else
+		fputs(s ? s : "?", f);
+	free(s);
+	ldns_rdf_deep_free(r);
+}
+
+static void addr_text(FILE *f, int family, const uint8_t *p, size_t n)
+{
+	uint8_t a[16] = { 0 };
+	char buf[INET6_ADDRSTRLEN];
+	size_t size = family == AF_INET ? 4 : 16;
+	memcpy(a, p, n < size ? n : size);
+	fputs(inet_ntop(family, a, buf, sizeof buf) ? buf : "?", f);
+}
+
+/* a wire name in rdata (uncompressed: ldns wrote it), its length in *used */
+static int rd_name(FILE *f, const uint8_t *p, size_t n, size_t *used)
+{
+	size_t at = 0;
+	while (at < n && p[at] != 0 && p[at] <= 63)
+		at += 1 + (size_t)p[at];
+	if (at >= n || p[at] != 0)
+		return -1;
+	pres_name(f, p, at + 1);
+	*used = at + 1;
+	return 0;
+}
+
+/* character-strings, one after the other, each quoted */
+static int rd_strings(FILE *f, const uint8_t *p, size_t n)
+{
+	for (size_t at = 0; at < n;) {
+		size_t l = p[at];
+		if (at + 1 + l > n)
+			return -1;
+		if (at > 0)
+			fputc(' ', f);
+		pres_string(f, p + at + 1, l);
+		at += 1 + l;
+	}
+	return 0;
+}
+
+/* BIND's names of DNSSEC algorithms (CERT prints them) */
+static const char *secalg_name(unsigned a)
+{
+	static const char *const names[] = {
+		[1] = "RSAMD5",	       [2] = "DH",	       [3] = "DSA",
+		[5] = "RSASHA1",       [6] = "NSEC3DSA",       [7] = "NSEC3RSASHA1",
+		[8] = "RSASHA256",     [10] = "RSASHA512",     [12] = "ECCGOST",
+		[13] = "ECDSAP256SHA256", [14] = "ECDSAP384SHA384", [15] = "ED25519",
+		[16] = "ED448",
+	};
+	if (a < sizeof names / sizeof *names)
+		return names[a];
+	return a == 252 ? "INDIRECT" : a == 253 ? "PRIVATEDNS" : a == 254 ? "PRIVATEOID" : NULL;
+}
+
+/* SvcParam keys as dig 9.18 names them (7, dohpath, it does not) */
+static void svc_key(FILE *f, unsigned k)
+{
+	static const char *const names[] = { "mandatory", "alpn", "no-default-alpn", "port",
+					     "ipv4hint",  "ech",  "ipv6hint" };
+	if (k < sizeof names / sizeof *names)
+		fputs(names[k], f);
+	else
+		fprintf(f, "key%u", k);
+}
+
+/* a SvcParam value in dig's double quotes; @p comma: ',' and '\\' as \, \\ */
+static void svc_quoted(FILE *f, const uint8_t *p, size_t n, int comma)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned c = p[i];
+		if (comma && (c == ',' || c == '\\'))
+			fputs("\\\\", f);
+		if (c < 0x20 || c >= 0x7f)
+			fprintf(f, "\\%03u", c);
+		else if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else
+			fputc((int)c, f);
+	}
+}
+
+static int rd_svcb(FILE *f, const uint8_t *p, size_t n)
+{
+	size_t used;
+	if (n < 3)
+		return -1;
+	fprintf(f, "%u ", u16(p));
+	if (rd_name(f, p + 2, n - 2, &used) != 0)
+		return -1;
+	for (size_t at = 2 + used; at < n;) {
+		if (n - at < 4 || n - at - 4 < u16(p + at + 2))
+			return -1;
+		unsigned k = u16(p + at), l = u16(p + at + 2);
+		const uint8_t *v = p + at + 4;
+		fputc(' ', f);
+		svc_key(f, k);
+		at += 4 + l;
+		if (k == 2 || (l == 0 && k != 1))
+			continue; /* no-default-alpn, and keys without a value */
+		fputc('=', f);
+		switch (k) {
+		case 0: /* mandatory */
+			for (unsigned i = 0; i + 1 < l; i += 2) {
+				if (i)
+					fputc(',', f);
+				svc_key(f, u16(v + i));
+			}
+			break;
+		case 1: /* alpn */
+			fputc('"', f);
+			for (unsigned i = 0; i < l;) {
+				if (i)
+					fputc(',', f);
+				unsigned il = v[i];
+				if (i + 1 + il > l)
+					return -1;
+				svc_quoted(f, v + i + 1, il, 1);
+				i += 1 + il;
+			}
+			fputc('"', f);
+			break;
+		case 3:
+			fprintf(f, "%u", l >= 2 ? u16(v) : 0);
+			break;
+		case 4:
+		case 6:
+			for (unsigned i = 0, w = k == 4 ? 4 : 16; i + w <= l; i += w) {
+				if (i)
+					fputc(',', f);
+				addr_text(f, k == 4 ? AF_INET : AF_INET6, v + i, w);
+			}
+			break;
+		case 5:
+			b64_text(f, v, l, 0);
+			break;
+		default:
+			fputc('"', f);
+			svc_quoted(f, v, l, 0);
+			fputc('"', f);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* LOC (RFC 1876): a size or precision, 4 bits of mantissa and exponent, in cm */
+static void loc_size(FILE *f, unsigned b)
+{
+	unsigned long m = b >> 4, e = b & 15, v = m;
+	if (e >= 2) {
+		for (unsigned long i = 2; i < e; i++)
+			v *= 10;
+		fprintf(f, "%lum", v);
+	} else {
+		for (unsigned long i = 0; i < e; i++)
+			v *= 10;
+		fprintf(f, "0.%02lum", v);
+	}
+}
+
+static void loc_angle(FILE *f, uint32_t raw, const char *pos_neg)
+{
+	uint32_t v = raw >= 0x80000000u ? raw - 0x80000000u : 0x80000000u - raw;
+	fprintf(f, "%u %u %u.%03u %c", v / 3600000, v / 60000 % 60, v / 1000 % 60, v % 1000,
+		pos_neg[raw >= 0x80000000u ? 0 : 1]);
+}
+
+static uint32_t u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int rd_loc(FILE *f, const uint8_t *p, size_t n)
+{
+	if (n != 16 || p[0] != 0)
+		return -1;
+	loc_angle(f, u32(p + 4), "NS");
+	fputc(' ', f);
+	loc_angle(f, u32(p + 8), "EW");
+	uint32_t alt = u32(p + 12);
+	uint32_t cm = alt >= 10000000u ? alt - 10000000u : 10000000u - alt;
+	fprintf(f, " %s%u.%02um", alt >= 10000000u ? "" : "-", cm / 100, cm % 100);
+	for (int i = 1; i <= 3; i++) {
+		fputc(' ', f);
+		loc_size(f, p[i]);
+	}
+	return 0;
+}
+
+/*
+ * The rdata of @p type as dig 9.18 prints it, for the types where ldns's
+ * presentation differs: 1 printed, 0 not one of them, -1 the rdata does
+ * not read (the caller then prints RFC 3597's form).
+ */
+static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
+{
+	size_t used;
+	switch (type) {
+	case 64: /* SVCB */
+	case 65: /* HTTPS */
+		return rd_svcb(f, p, n) == 0 ? 1 : -1;
+	case 29: /* LOC */
+		return rd_loc(f, p, n) == 0 ? 1 : -1;
+	case 11: /* WKS: the protocol and ports as numbers */
+		if (n < 5)
+			return -1;
+		addr_text(f, AF_INET, p, 4);
+		fprintf(f, " %u", p[4]);
+		for (size_t i = 5; i < n; i++)
+			for (int b = 0; b < 8; b++)
+				if (p[i] & 0x80 >> b)
+					fprintf(f, " %zu", (i - 5) * 8 + (size_t)b);
+		return 1;
+	case 104: /* NID */
+	case 106: /* L64: groups of 16 bits without leading zeros */
+		if (n != 10)
+			return -1;
+		fprintf(f, "%u %x:%x:%x:%x", u16(p), u16(p + 2), u16(p + 4), u16(p + 6), u16(p + 8));
+		return 1;
+	case 55: { /* HIP: the HIT in upper case */
+		if (n < 4 || 4 + (size_t)p[0] + u16(p + 2) > n)
+			return -1;
+		size_t hl = p[0], kl = u16(p + 2);
+		fprintf(f, "%u ", p[1]);
+		for (size_t i = 0; i < hl; i++)
+			fprintf(f, "%02X", p[4 + i]);
+		fputc(' ', f);
+		b64_text(f, p + 4 + hl, kl, 0);
+		for (size_t at = 4 + hl + kl; at < n; at += used) {
+			fputc(' ', f);
+			if (rd_name(f, p + at, n - at, &used) != 0)
+				return -1;
+		}
+		return 1;
+	}
+	case 56:  /* NINFO */
+	case 258: /* AVC */
+	case 261: /* RESINFO */
+	case 262: /* WALLET */
+		return rd_strings(f, p, n) == 0 ? 1 : -1;
+	case 57: /* RKEY, as DNSKEY */
+		if (n < 4)
+			return -1;
+		fprintf(f, "%u %u %u ", u16(p), p[2], p[3]);
+		b64_text(f, p + 4, n - 4, 1);
+		return 1;
+	case 32768: /* TA, as DS */
+		if (n < 4)
+			return -1;
+		fprintf(f, "%u %u %u ", u16(p), p[2], p[3]);
+		hex_words(f, p + 4, n - 4);
+		return 1;
+	case 260: { /* AMTRELAY */
+		if (n < 2)
+			return -1;
+		unsigned t = p[1] & 0x7f;
+		fprintf(f, "%u %u %u ", p[0], p[1] >> 7, t);
+		if (t == 0 && n == 2)
+			fputc('.', f);
+		else if (t == 1 && n == 6)
+			addr_text(f, AF_INET, p + 2, 4);
+		else if (t == 2 && n == 18)
+			addr_text(f, AF_INET6, p + 2, 16);
+		else if (t != 3 || rd_name(f, p + 2, n - 2, &used) != 0 || 2 + used != n)
+			return -1;
+		return 1;
+	}
+	case 37: { /* CERT: the algorithm by its name */
+		if (n < 5)
+			return -1;
+		ldns_lookup_table *ct = ldns_lookup_by_id(ldns_cert_algorithms, (int)u16(p));
+		const char *alg = secalg_name(p[4]);
+		if (ct != NULL)
+			fprintf(f, "%s ", ct->name);
+		else
+			fprintf(f, "%u ", u16(p));
+		fprintf(f, "%u ", u16(p + 2));
+		if (alg != NULL)
+			fprintf(f, "%s ", alg);
+		else
+			fprintf(f, "%u ", p[4]);
+		b64_text(f, p + 5, n - 5, 1);
+		return 1;
+	}
+	case 42: /* APL */
+		for (size_t at = 0; at < n;) {
+			if (n - at < 4 || n - at - 4 < (size_t)(p[at + 3] & 0x7f))
+				return -1;
+			unsigned fam = u16(p + at), l = p[at + 3] & 0x7f;
+			if (fam != 1 && fam != 2)
+				return -1;
+			fprintf(f, "%s%s%u:", at ? " " : "", p[at + 3] & 0x80 ? "!" : "", fam);
+			addr_text(f, fam == 1 ? AF_INET : AF_INET6, p + at + 4, l);
+			fprintf(f, "/%u", p[at + 2]);
+			at += 4 + l;
+		}
+		return 1;
+	case 259: { /* DOA */
+		if (n < 10 || 10 + (size_t)p[9] > n)
+			return -1;
+		fprintf(f, "%u %u %u ", u32(p), u32(p + 4), p[8]);
+		pres_string(f, p + 10, p[9]);
+		fputc(' ', f);
+		if (n == 10 + (size_t)p[9])
+			fputc('-', f);
+		else
+			b64_text(f, p + 10 + p[9], n - 10 - p[9], 0);
+		return 1;
+	}
+	case 34: /* ATMA: E.164 as +digits, NSAP in hex, other formats as unknown */
+		if (n < 1 || p[0] > 1)
+			return -1;
+		if (p[0] == 1) {
+			fputc('+', f);
+			fwrite(p + 1, 1, n - 1, f);
+		} else {
+			for (size_t i = 1; i < n; i++)
+				fprintf(f, "%02x", p[i]);
+		}
+		return 1;
+	case 38: { /* A6: prefix length, the address's suffix, the prefix's name */
+		if (n < 1 || p[0] > 128)
+			return -1;
+		size_t sl = 16 - p[0] / 8;
+		if (n < 1 + sl)
+			return -1;
+		uint8_t a[16] = { 0 };
+		memcpy(a + 16 - sl, p + 1, sl);
+		fprintf(f, "%u ", p[0]);
+		addr_text(f, AF_INET6, a, 16);
+		if (p[0] > 0) {
+			fputc(' ', f);
+			if (rd_name(f, p + 1 + sl, n - 1 - sl, &used) != 0)
+				return -1;
+		}
+		return 1;
+	}
+	case 30: { /* NXT: the next name, the types of RFC 2535's bitmap */
+		char tn[32];
+		if (rd_name(f, p, n, &used) != 0)
+			return -1;
+		for (size_t i = used; i < n; i++)
+			for (int b = 0; b < 8; b++)
+				if (p[i] & 0x80 >> b && (i - used) * 8 + (size_t)b > 0) {
+					print_type(tn, sizeof tn, (uint16_t)((i - used) * 8 + (size_t)b));
+					fprintf(f, " %s", tn);
+				}
+		return 1;
+	}
+	case 40: /* SINK: meaning, coding, subcoding, data */
+		if (n < 3)
+			return -1;
+		fprintf(f, "%u %u %u ", p[0], p[1], p[2]);
+		b64_text(f, p + 3, n - 3, 0);
+		return 1;
+	case 23: /* NSAP-PTR: a name */
+		return rd_name(f, p, n, &used) == 0 && used == n ? 1 : -1;
+	}
+	return 0;
+}
+
+/* @p raw: the rdata as received, when the caller has it (ldns misreads
+ * NSAP-PTR and SINK); else ldns's wire form of what it read */
+static void print_rdata(FILE *f, const ldns_rr *rr, const uint8_t *raw, size_t raw_len)
+{
+	ldns_buffer *b = ldns_buffer_new(512);
+	int done = 0;
+	if (b != NULL && (raw != NULL || ldns_rr_rdata2buffer_wire(b, rr) == LDNS_STATUS_OK)) {
+		const uint8_t *p = raw ? raw : ldns_buffer_begin(b);
+		size_t n = raw ? raw_len : ldns_buffer_position(b);
+		membuf_t m;
+		char *s = NULL;
+		if (mb_open(&m) != NULL) {
+			done = rdata_dig(m.f, (uint16_t)ldns_rr_get_type(rr), p, n);
+			s = mb_close(&m);
+		}
+		if (done == 1 && s != NULL)
+			fputs(s, f);
+		else if (done == -1)
+			rdata_unknown(f, p, n);
+		free(s);
+	}
+	ldns_buffer_free(b);
+	if (done != 0)
+		return;
 	const ldns_rr_descriptor *d = ldns_rr_descript((uint16_t)ldns_rr_get_type(rr));
 	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
 		const ldns_rdf *r = ldns_rr_rdf(rr, i);
@@ -213,7 +638,8 @@ static void print_rdata(FILE *f, const ldns_rr *rr)
 
 /* A record (or a question, with @p question) as dig lays it out; with
  * @p plain, one tab between the fields instead (JSON: layout is not data). */
-static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain)
+static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain, const uint8_t *raw,
+		     size_t raw_len)
 {
 	char cls[32], type[32];
 	membuf_t m;
@@ -236,7 +662,7 @@ static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain)
 		fprintf(f, "\t%s\t%s", cls, type);
 		if (!question) {
 			fputc('\t', f);
-			print_rdata(f, rr);
+			print_rdata(f, rr, raw, raw_len);
 		}
 		fputc('\n', f);
 		return;
@@ -251,7 +677,7 @@ static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain)
 	col += (size_t)fprintf(f, "%s", type);
 	if (!question) {
 		indent(f, &col, 48);
-		print_rdata(f, rr);
+		print_rdata(f, rr, raw, raw_len);
 	}
 	fputc('\n', f);
 }
@@ -289,7 +715,7 @@ static char *rr_text(const dnsnap_rr_t *rr, int plain)
 	membuf_t m;
 	char *s = NULL;
 	if (lrr != NULL && mb_open(&m) != NULL) {
-		print_rr(m.f, lrr, 0, plain);
+		print_rr(m.f, lrr, 0, plain, rr->rdata, rr->rdlen);
 		s = mb_close(&m);
 	}
 	ldns_rr_free(lrr);
@@ -606,11 +1032,6 @@ static const char *opcode_name(unsigned op, char *buf, size_t cap)
 	return buf;
 }
 
-static unsigned u16(const uint8_t *p)
-{
-	return (unsigned)(p[0] << 8 | p[1]);
-}
-
 int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 {
 	return print_dns_message_note(f, wire, len, when, NULL);
@@ -663,7 +1084,7 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 	if (ldns_rr_list_rr_count(q) > 0) {
 		fputs(";; QUESTION SECTION:\n", f);
 		for (size_t i = 0; i < ldns_rr_list_rr_count(q); i++)
-			print_rr(f, ldns_rr_list_rr(q, i), 1, 0);
+			print_rr(f, ldns_rr_list_rr(q, i), 1, 0, NULL, 0);
 		fputc('\n', f);
 	}
 	const ldns_rr_list *secs[3] = { ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
@@ -673,7 +1094,7 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 			continue;
 		fprintf(f, ";; %s SECTION:\n", section_names[s]);
 		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++)
-			print_rr(f, ldns_rr_list_rr(secs[s], i), 0, 0);
+			print_rr(f, ldns_rr_list_rr(secs[s], i), 0, 0, NULL, 0);
 		fputc('\n', f);
 	}
 	char date[64];
@@ -727,7 +1148,7 @@ static void json_rr(jw_t *j, const ldns_rr *rr)
 	membuf_t m;
 	char *s = NULL;
 	if (mb_open(&m) != NULL) {
-		print_rdata(m.f, rr);
+		print_rdata(m.f, rr, NULL, 0);
 		s = mb_close(&m);
 	}
 	snprintf(key, sizeof key, "rdata%s", type);

@@ -35,6 +35,10 @@ const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap);
 void print_type(char *buf, size_t cap, uint16_t type);
 void print_class(char *buf, size_t cap, uint16_t rclass);
 
+/** The number of a type dig names and ldns does not ("NINFO", "TA"...),
+ * any case; -1 for the others (ask ldns). */
+long print_type_by_name(const char *name);
+
 /**
  * Print a key and its entry as dump does at the entry's inception: the entry
  * line, its EDE lines, then each non-empty section's records with their

@@ -248,7 +248,10 @@ long rr_type_arg(const char *v)
 	long n = generic_number(v, "TYPE");
 	if (n != -1)
 		return n < 0 ? -1 : n;
-	long t = (long)ldns_get_rr_type_by_name(v); /* a mnemonic */
+	long t = print_type_by_name(v); /* one dig names and ldns does not (NINFO) */
+	if (t > 0)
+		return t;
+	t = (long)ldns_get_rr_type_by_name(v); /* a mnemonic */
 	return t > 0 && t <= 65535 ? t : -1;
 }
 

@@ -1,7 +1,9 @@
 #!/bin/sh
 # The printers. dnsnap get prints an answer as dig 9.18 prints the same
 # answer (dig asking dnsnap serve), byte for byte but for the ID and the lines
-# only dig has (banner, Query time, SERVER, WHEN); names and strings that
+# only dig has (banner, Query time, SERVER, WHEN); one record of every type
+# dig 9.18 prints (mkresp.py types) as dig prints it, in get and dump (but
+# the two dnsnap(1) names, in get); names and strings that
 # need escaping (tests/helpers/mkresp.py) come out as dig escapes them in get,
 # dump, decode and JSON; get --json has RFC 8427's members; the entry line of
 # dump and decode (ENTRY FIELDS in dnsnap(1)), also before an entry's
@@ -26,9 +28,10 @@ TAB=$(printf '\t')
 [ -x "$bin" ] || { echo "not ok - $bin is not built"; exit 1; }
 command -v dig >/dev/null ||
 	{ echo "not ok - dig is missing (package bind9-dnsutils: make deps)"; exit 1; }
-python3 tests/helpers/mkresp.py >"$T/r.dns" || { echo "not ok - mkresp.py"; exit 1; }
-expect "load the awkward responses" 0 "$bin" load "$T/p.snap" "$T/r.dns" --now $NOW
-ALL=14 # the entries mkresp.py makes
+python3 tests/helpers/mkresp.py >"$T/r.dns" && python3 tests/helpers/mkresp.py types >>"$T/r.dns" &&
+	python3 tests/helpers/mkresp.py typelist >"$T/types" || { echo "not ok - mkresp.py"; exit 1; }
+expect "load the awkward responses, one of each type" 0 "$bin" load "$T/p.snap" "$T/r.dns" \
+	--now $NOW
 
 # ------------------------------------------------- get as dig prints it
 : >"$T/log"
@@ -82,6 +85,51 @@ srv _sip._tcp.example.net SRV -
 caa caa.example.net CAA -
 ede stale.example.net A -
 LIST
+
+# every type dig 9.18 prints (mkresp.py TYPES: the SvcParams, LOC, WKS, NID, L64,
+# APL, CERT, HIP, A6, ATMA, the types ldns does not name...), its record line as dig
+# prints it; SINK and NSAP-PTR are the exceptions dnsnap(1) names
+while read -r label num; do
+	n=$label.types.example.net
+	dig_of "$n" "TYPE$num" | sed -n '/^;; ANSWER SECTION:$/{n;p;}' >"$T/dig"
+	get_of "$n" "TYPE$num" 2>"$T/get.err" | sed -n '/^;; ANSWER SECTION:$/{n;p;}' >"$T/get"
+	"$bin" dump "$T/p.snap" --name "$n" --now $NOW | sed -n '3p' >"$T/dump"
+	ok_if "dump prints $label (TYPE$num) as dig" \
+		sh -c "[ -s '$T/dig' ] && cmp -s '$T/dig' '$T/dump'" ||
+		cat "$T/dig" "$T/dump"
+	case $label in
+	sink*)	ok_if "dig prints SINK; get cannot (ldns cannot read it): exit 2, said" sh -c \
+		"grep -q '${TAB}SINK${TAB}' '$T/dig' && [ ! -s '$T/get' ] &&
+		grep -q 'not a message ldns reads' '$T/get.err'" ;;
+	nsapptr) ok_if "NSAP-PTR: dig prints a name, get RFC 3597's form (ldns misreads it)" \
+		sh -c "grep -q 'NSAP-PTR nsap.example.net.$' '$T/dig' &&
+		grep -q 'NSAP-PTR \\\\# ' '$T/get'" ;;
+	*)	ok_if "get prints $label (TYPE$num) as dig" \
+		sh -c "[ -s '$T/dig' ] && cmp -s '$T/dig' '$T/get'" ||
+		{ cat "$T/dig" "$T/get"; } ;;
+	esac
+done <"$T/types"
+# a few of those lines in full: what dig was seen to print
+svcb='svcb	300	IN	SVCB	1 svc.example.net. mandatory=alpn,port alpn="h2,h3" no-default-alpn'
+svcb="$svcb port=8443 ipv4hint=192.0.2.1,192.0.2.2 ech=BUyT2iFor/Y9hMsSWaDnLnW8A0o="
+svcb="$svcb ipv6hint=2001:db8::1,2001:db8::2 key7=\"/dns-query{?dns}\" key65000=\"abc\""
+for want in "$svcb" \
+	'https 300	IN	HTTPS	1 www.example.net. alpn="h2" port=443' \
+	'loc	300	IN	LOC	52 22 23.000 N 4 53 32.000 E -2.00m 1m 10000m 10m' \
+	'wks	300	IN	WKS	192.0.2.1 6 25 80' \
+	'nid	300	IN	NID	10 14:4fff:ff20:ee64' \
+	'l64	300	IN	L64	10 2001:0:0:db8' \
+	'ninfo 300	IN	NINFO	"info one" "two"'; do
+	label=$(printf '%s' "$want" | sed 's/[ 	].*//')
+	num=$(sed -n "s/^$label //p" "$T/types")
+	get_of "$label.types.example.net" "TYPE$num" >"$T/get"
+	ok_if "$label: the line dig prints" \
+		grep -qxF "$label.types.example.net.$(printf '%s' "$want" | sed 's/^[a-z0-9]*//')" \
+		"$T/get"
+done
+get_of ninfo.types.example.net NINFO >"$T/get"
+ok_if "NINFO by name: the question names it as dig does" \
+	grep -qxF ";ninfo.types.example.net.${TAB}IN${TAB}NINFO" "$T/get"
 
 # what was compared is what it should be (dig and get both wrong would pass)
 txt_line="txt.example.net.${TAB}300${TAB}IN${TAB}TXT${TAB}\"a\\009b\" \"say \\\"hi\\\"\""
