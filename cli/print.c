@@ -565,7 +565,8 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 
 /* @p raw: the rdata as received, when the caller has it (ldns misreads
  * NSAP-PTR and SINK); else ldns's wire form of what it read */
-static void print_rdata(FILE *f, const ldns_rr *rr, const uint8_t *raw, size_t raw_len)
+static void print_rdata(FILE *f, const ldns_rr *rr, uint16_t type, const uint8_t *raw,
+			size_t raw_len)
 {
 	ldns_buffer *b = ldns_buffer_new(512);
 	int done = 0;
@@ -575,7 +576,7 @@ static void print_rdata(FILE *f, const ldns_rr *rr, const uint8_t *raw, size_t r
 		membuf_t m;
 		char *s = NULL;
 		if (mb_open(&m) != NULL) {
-			done = rdata_dig(m.f, (uint16_t)ldns_rr_get_type(rr), p, n);
+			done = rdata_dig(m.f, type, p, n);
 			s = mb_close(&m);
 		}
 		if (done == 1 && s != NULL)
@@ -638,9 +639,28 @@ static void print_rdata(FILE *f, const ldns_rr *rr, const uint8_t *raw, size_t r
 
 /* A record (or a question, with @p question) as dig lays it out; with
  * @p plain, one tab between the fields instead (JSON: layout is not data). */
+/* A record as received, for the types ldns misreads (see wire_walk()) */
+typedef struct raw_rr {
+	uint16_t type;
+	const uint8_t *rdata;
+	size_t rdlen;
+} raw_rr_t;
+
+static void print_rr_raw(FILE *f, const ldns_rr *rr, int question, int plain,
+			 const raw_rr_t *raw);
+
 static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain, const uint8_t *raw,
 		     size_t raw_len)
 {
+	raw_rr_t r = { (uint16_t)ldns_rr_get_type(rr), raw, raw_len };
+	print_rr_raw(f, rr, question, plain, raw ? &r : NULL);
+}
+
+static void print_rr_raw(FILE *f, const ldns_rr *rr, int question, int plain,
+			 const raw_rr_t *rawrr)
+{
+	const uint8_t *raw = rawrr ? rawrr->rdata : NULL;
+	size_t raw_len = rawrr ? rawrr->rdlen : 0;
 	char cls[32], type[32];
 	membuf_t m;
 	char *owner = NULL;
@@ -655,14 +675,14 @@ static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain, const 
 	fputs(owner ? owner : "?", f);
 	free(owner);
 	print_class(cls, sizeof cls, (uint16_t)ldns_rr_get_class(rr));
-	print_type(type, sizeof type, (uint16_t)ldns_rr_get_type(rr));
+	print_type(type, sizeof type, rawrr ? rawrr->type : (uint16_t)ldns_rr_get_type(rr));
 	if (plain) {
 		if (!question)
 			fprintf(f, "\t%u", ldns_rr_ttl(rr));
 		fprintf(f, "\t%s\t%s", cls, type);
 		if (!question) {
 			fputc('\t', f);
-			print_rdata(f, rr, raw, raw_len);
+			print_rdata(f, rr, rawrr ? rawrr->type : (uint16_t)ldns_rr_get_type(rr), raw, raw_len);
 		}
 		fputc('\n', f);
 		return;
@@ -677,7 +697,7 @@ static void print_rr(FILE *f, const ldns_rr *rr, int question, int plain, const 
 	col += (size_t)fprintf(f, "%s", type);
 	if (!question) {
 		indent(f, &col, 48);
-		print_rdata(f, rr, raw, raw_len);
+		print_rdata(f, rr, rawrr ? rawrr->type : (uint16_t)ldns_rr_get_type(rr), raw, raw_len);
 	}
 	fputc('\n', f);
 }
@@ -1032,6 +1052,51 @@ static const char *opcode_name(unsigned op, char *buf, size_t cap)
 	return buf;
 }
 
+/*
+ * ldns misreads two obsolete types in a message: NSAP-PTR (a name, read as
+ * a string) and SINK (the message does not read). The message's records
+ * as received, in ldns's order (the OPT left out, as ldns leaves it): those
+ * two kept raw, the others type 0 (ldns's reading is used). In @p copy, a
+ * copy of the message, each SINK is made a NULL record, which ldns reads as
+ * bytes. @return the records (malloc'd, *n of them), NULL when the message
+ * does not walk (ldns's reading alone then)
+ */
+static raw_rr_t *wire_walk(const uint8_t *w, size_t len, uint8_t *copy, size_t *n)
+{
+	size_t at = 12, total = (size_t)u16(w + 6) + u16(w + 8) + u16(w + 10), k = 0;
+	raw_rr_t *rr = calloc(total + 1, sizeof *rr);
+	if (rr == NULL)
+		return NULL;
+	memcpy(copy, w, len);
+	for (size_t i = 0; i < (size_t)u16(w + 4) + total; i++) {
+		while (at < len && w[at] != 0 && (w[at] & 0xc0) == 0) /* the owner */
+			at += 1 + (size_t)w[at];
+		if (at < len && (w[at] & 0xc0) == 0xc0)
+			at++;
+		at++;
+		if (i < u16(w + 4)) { /* a question */
+			at += 4;
+			continue;
+		}
+		if (at + 10 > len || at + 10 + u16(w + at + 8) > len) {
+			free(rr);
+			return NULL;
+		}
+		uint16_t type = (uint16_t)u16(w + at);
+		size_t rdlen = u16(w + at + 8);
+		if (type != 41) { /* ldns takes the OPT out */
+			if (type == 23 || type == 40)
+				rr[k] = (raw_rr_t){ type, w + at + 10, rdlen };
+			k++;
+		}
+		if (type == 40)
+			copy[at] = 0, copy[at + 1] = 10;
+		at += 10 + rdlen;
+	}
+	*n = k;
+	return rr;
+}
+
 int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 {
 	return print_dns_message_note(f, wire, len, when, NULL);
@@ -1041,8 +1106,15 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 			   const char *note)
 {
 	ldns_pkt *pkt = NULL;
-	if (len < 12 || ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
+	uint8_t *copy = len >= 12 ? malloc(len) : NULL;
+	size_t n_raw = 0;
+	raw_rr_t *raw = copy ? wire_walk(wire, len, copy, &n_raw) : NULL;
+	if (len < 12 || ldns_wire2pkt(&pkt, raw ? copy : wire, len) != LDNS_STATUS_OK) {
+		free(copy);
+		free(raw);
 		return DNSNAP_ERDATA;
+	}
+	free(copy);
 	char b1[32], b2[32];
 	unsigned flags = u16(wire + 2), ext = ldns_pkt_edns(pkt) ? ldns_pkt_edns_extended_rcode(pkt)
 								: 0;
@@ -1089,14 +1161,17 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 	}
 	const ldns_rr_list *secs[3] = { ldns_pkt_answer(pkt), ldns_pkt_authority(pkt),
 					ldns_pkt_additional(pkt) };
+	size_t k = 0;
 	for (int s = 0; s < 3; s++) {
 		if (ldns_rr_list_rr_count(secs[s]) == 0)
 			continue;
 		fprintf(f, ";; %s SECTION:\n", section_names[s]);
-		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++)
-			print_rr(f, ldns_rr_list_rr(secs[s], i), 0, 0, NULL, 0);
+		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++, k++)
+			print_rr_raw(f, ldns_rr_list_rr(secs[s], i), 0, 0,
+				     raw && k < n_raw && raw[k].type ? &raw[k] : NULL);
 		fputc('\n', f);
 	}
+	free(raw);
 	char date[64];
 	time_t tt = (time_t)when;
 	struct tm tm;
@@ -1124,12 +1199,13 @@ static void json_hex(jw_t *j, const char *k, const uint8_t *p, size_t n)
 	free(h);
 }
 
-static void json_rr(jw_t *j, const ldns_rr *rr)
+static void json_rr(jw_t *j, const ldns_rr *rr, const raw_rr_t *raw)
 {
 	char name[1100], type[32], cls[32], key[48];
 	const ldns_rdf *o = ldns_rr_owner(rr);
 	print_name(ldns_rdf_data(o), ldns_rdf_size(o), name, sizeof name);
-	uint16_t t = (uint16_t)ldns_rr_get_type(rr), c = (uint16_t)ldns_rr_get_class(rr);
+	uint16_t t = raw ? raw->type : (uint16_t)ldns_rr_get_type(rr);
+	uint16_t c = (uint16_t)ldns_rr_get_class(rr);
 	print_type(type, sizeof type, t);
 	print_class(cls, sizeof cls, c);
 	jw_obj(j);
@@ -1140,7 +1216,10 @@ static void json_rr(jw_t *j, const ldns_rr *rr)
 	jw_kstr(j, "CLASSname", cls);
 	jw_ku64(j, "TTL", ldns_rr_ttl(rr));
 	ldns_buffer *b = ldns_buffer_new(512);
-	if (b != NULL && ldns_rr_rdata2buffer_wire(b, rr) == LDNS_STATUS_OK) {
+	if (raw != NULL) {
+		jw_ku64(j, "RDLENGTH", raw->rdlen);
+		json_hex(j, "RDATAHEX", raw->rdata, raw->rdlen);
+	} else if (b != NULL && ldns_rr_rdata2buffer_wire(b, rr) == LDNS_STATUS_OK) {
 		jw_ku64(j, "RDLENGTH", ldns_buffer_position(b));
 		json_hex(j, "RDATAHEX", ldns_buffer_begin(b), ldns_buffer_position(b));
 	}
@@ -1148,7 +1227,7 @@ static void json_rr(jw_t *j, const ldns_rr *rr)
 	membuf_t m;
 	char *s = NULL;
 	if (mb_open(&m) != NULL) {
-		print_rdata(m.f, rr, NULL, 0);
+		print_rdata(m.f, rr, t, raw ? raw->rdata : NULL, raw ? raw->rdlen : 0);
 		s = mb_close(&m);
 	}
 	snprintf(key, sizeof key, "rdata%s", type);
@@ -1160,8 +1239,15 @@ static void json_rr(jw_t *j, const ldns_rr *rr)
 int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 {
 	ldns_pkt *pkt = NULL;
-	if (len < 12 || ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK)
+	uint8_t *copy = len >= 12 ? malloc(len) : NULL;
+	size_t n_raw = 0, k = 0;
+	raw_rr_t *raw = copy ? wire_walk(wire, len, copy, &n_raw) : NULL;
+	if (len < 12 || ldns_wire2pkt(&pkt, raw ? copy : wire, len) != LDNS_STATUS_OK) {
+		free(copy);
+		free(raw);
 		return DNSNAP_ERDATA;
+	}
+	free(copy);
 	unsigned flags = u16(wire + 2);
 	jw_t j;
 	jw_init(&j, f);
@@ -1201,8 +1287,9 @@ int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 	for (int s = 0; s < 3; s++) {
 		jw_key(&j, keys[s]);
 		jw_arr(&j);
-		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++)
-			json_rr(&j, ldns_rr_list_rr(secs[s], i));
+		for (size_t i = 0; i < ldns_rr_list_rr_count(secs[s]); i++, k++)
+			json_rr(&j, ldns_rr_list_rr(secs[s], i),
+				raw && k < n_raw && raw[k].type ? &raw[k] : NULL);
 		if (s == 2 && ldns_pkt_edns(pkt)) {
 			/* the OPT, which ldns takes out of the section, as the record it is */
 			const ldns_rdf *o = ldns_pkt_edns_data(pkt);
@@ -1225,6 +1312,7 @@ int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 	json_hex(&j, "messageOctetsHEX", wire, len);
 	jw_end(&j);
 	jw_nl(&j);
+	free(raw);
 	ldns_pkt_free(pkt);
 	return DNSNAP_OK;
 }
