@@ -62,8 +62,8 @@ int cmd_get(int argc, char **argv)
 	uint8_t q[600], out[65535];
 	const char *why = NULL;
 	long ql = make_query(name, type, rclass, dnssec, q, sizeof q, &why);
-	if (ql < 0 && strncmp(why, "not a ", 6) == 0) /* the type or the class, alone */
-		return fail("get", NULL, "%s: %s", why[6] == 't' ? type : rclass, why);
+	if (ql < 0 && strncmp(why, "unknown ", 8) == 0) /* the type or the class, alone */
+		return fail("get", NULL, "%s: %s", why[8] == 't' ? type : rclass, why);
 	if (ql < 0)
 		return fail("get", NULL, "%s %s %s: %s", name, rclass, type, why);
 	/* a random ID, as dig's: the answer echoes it */

@@ -1330,8 +1330,8 @@ long make_query(const char *name, const char *type, const char *rclass, int dnss
 	long lt = rr_type_arg(type), lc = rr_class_arg(rclass);
 	if (lt < 0 || lc < 0) {
 		ldns_rdf_deep_free(dn);
-		*why = lt < 0 ? "not a type (a mnemonic such as AAAA, or TYPE1 to TYPE65535)"
-			      : "not a class (a mnemonic such as IN, or CLASS1 to CLASS65535)";
+		*why = lt < 0 ? "unknown type name (a mnemonic such as AAAA, or TYPE1 to TYPE65535)"
+			      : "unknown class name (a mnemonic such as IN, or CLASS1 to CLASS65535)";
 		return -1;
 	}
 	uint16_t t = (uint16_t)lt, c = (uint16_t)lc;

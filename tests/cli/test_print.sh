@@ -227,11 +227,11 @@ expect "get: --tag with no value" 2 "$bin" get "$T/p.snap" mx.example.net --tag 
 expect "get: TYPE65537 (over 16 bits, never wrapped to A)" 2 "$bin" get "$T/p.snap" \
 	www.example.net TYPE65537 --now $NOW &&
 	ok_if "TYPE65537: one line naming it, nothing printed" sh -c "[ \"\$(cat '$T/err')\" = \
-	'dnsnap get: TYPE65537: not a type (a mnemonic such as AAAA, or TYPE1 to TYPE65535)' ] &&
+	'dnsnap get: TYPE65537: unknown type name (a mnemonic such as AAAA, or TYPE1 to TYPE65535)' ] &&
 	[ ! -s '$T/out' ]"
 expect "get: CLASS65537" 2 "$bin" get "$T/p.snap" www.example.net A --class CLASS65537 \
 	--now $NOW && ok_if "CLASS65537: named" [ "$(cat "$T/err")" = \
-	"dnsnap get: CLASS65537: not a class (a mnemonic such as IN, or CLASS1 to CLASS65535)" ]
+	"dnsnap get: CLASS65537: unknown class name (a mnemonic such as IN, or CLASS1 to CLASS65535)" ]
 expect "get: TYPE65535 is a type (a miss)" 1 "$bin" get "$T/p.snap" www.example.net TYPE65535 \
 	--now $NOW
 # get --now before an entry's inception: the whole TTLs, and a note where dig puts its own
