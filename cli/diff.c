@@ -390,11 +390,26 @@ static void put_unmatched(struct diff *d, const struct recs *r, const char *mark
 			snprintf(fallback, sizeof fallback, "; record %zu (%s)", i, type);
 			t = fallback;
 		}
-		if (d->json) {
+		if (d->json) { /* one tab between the fields: dig's columns are layout */
+			char *plain = strdup(t), *o = plain;
+			int fields = 0;
+			for (const char *c = t; plain != NULL && *c; c++) {
+				if (fields < 4 && t[0] != ';' && (*c == ' ' || *c == '\t')) {
+					while (c[1] == ' ' || c[1] == '\t')
+						c++;
+					*o++ = '\t';
+					fields++;
+				} else {
+					*o++ = *c;
+				}
+			}
+			if (plain != NULL)
+				*o = 0;
 			jw_obj(&d->j);
 			jw_kstr(&d->j, "section", sec_json[r->rr[i].section]);
-			jw_kstr(&d->j, "rr", t);
+			jw_kstr(&d->j, "rr", plain ? plain : t);
 			jw_end(&d->j);
+			free(plain);
 			continue;
 		}
 		if (*sec_at != (int)r->rr[i].section) {

@@ -309,6 +309,24 @@ expect "decode it" 0 "$bin" decode "$T/txt.bin" &&
 	] &&
 	sed '1,2d' '$T/out' | cmp -s - '$T/want.txt'"
 
+# diff --json: a changed record's line with one tab between the fields, as dump --json
+python3 tests/helpers/mkresp.py 5 >"$T/mx.msg" && python3 -c 'import struct, sys
+m = open(sys.argv[1], "rb").read()
+i = m.index(b"\x00\x0a\x04mail")  # the MX preference: 10, then 20
+for pref, out in ((10, sys.argv[2]), (20, sys.argv[3])):
+	w = m[:i] + struct.pack(">H", pref) + m[i + 2:]
+	open(out, "wb").write(struct.pack(">H", len(w)) + w)' "$T/mx.msg" "$T/mx10.dns" "$T/mx20.dns"
+expect "a snapshot with MX 10" 0 "$bin" load "$T/mx10.snap" "$T/mx10.dns" --now $NOW
+expect "one with MX 20" 0 "$bin" load "$T/mx20.snap" "$T/mx20.dns" --now $NOW
+expect "diff --json of the two" 1 "$bin" diff "$T/mx10.snap" "$T/mx20.snap" --json &&
+	ok_if "diff --json: the records with one tab between fields (dump is padded)" python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["only_a"] == [{"section": "answer",
+                        "rr": "mx.example.net.\t300\tIN\tMX\t10 mail.example.net."}], o
+assert o["only_b"][0]["rr"] == "mx.example.net.\t300\tIN\tMX\t20 mail.example.net.", o
+' "$T/out"
+
 # dump --now before an entry's inception: the whole TTL, said so
 early="; www.example.net. IN A tag - rcode NOERROR kind ANSWER flags - ttl 300 hits 0 $e300"
 early="$early (not yet cached at --now)"
