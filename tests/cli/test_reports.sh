@@ -26,6 +26,17 @@ assert $2, l" "$tmp/out" 2>"$tmp/py"; then
 	fi
 }
 
+# json_ok NAME PYTHON-ASSERTION: the last stdout is one JSON value (d)
+json_ok() {
+	if python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+assert $2, d" "$tmp/out" 2>"$tmp/py"; then
+		echo "ok - $1"
+	else
+		echo "not ok - $1"; sed 's/^/#   /' "$tmp/py" | tail -3; fails=$((fails + 1))
+	fi
+}
+
 # ------------------------------------------------ files that cannot be opened
 head -c 5000 /dev/urandom >"$tmp/random"
 : >"$tmp/empty"
@@ -60,5 +71,85 @@ err_has "info: still named on stderr" "dnsnap info: $tmp/empty: an empty file, n
 expect "info --json: no such file" 2 "$bin" info --json "$tmp/none"
 lines_ok "info --json: ENOENT" "l == [{'file': '$tmp/none', \
 'error': 'No such file or directory', 'code': 'ENOENT'}]"
+
+# ------------------------------------------------ stats before an inception
+# frame FILE...: each file as a TCP-framed message (2-byte big-endian length)
+frame() {
+	for f in "$@"; do
+		n=$(wc -c <"$f")
+		printf "\\$(printf %03o $((n >> 8)))\\$(printf %03o $((n & 255)))"
+		cat "$f"
+	done
+}
+# 10 entries cached at T, 2 of them (001's and 005's) cached again at T + 60
+frame spec/vectors/valid/*.msg >"$tmp/valid.dns"
+frame spec/vectors/valid/001-a.msg spec/vectors/valid/005-nxdomain.msg >"$tmp/later.dns"
+"$bin" load "$tmp/s.snap" "$tmp/valid.dns" --now $T >/dev/null 2>&1 &&
+	"$bin" load "$tmp/s.snap" "$tmp/later.dns" --now $((T + 60)) >/dev/null 2>&1 ||
+	{ echo "not ok - load"; exit 1; }
+# at T + 30 the two are not yet cached: their whole TTL (not the 30 s more
+# from T + 30 to their expiry), the others what is left
+expect "stats: two entries not yet cached" 0 "$bin" stats "$tmp/s.snap" --now $((T + 30))
+sed -n '/^remaining TTL/,/^$/p' "$tmp/out" >"$tmp/ttl"
+cat >"$tmp/ttl.want" <<'WANT'
+remaining TTL:
+       expired                0   0.0%  
+          1-60 s              0   0.0%  
+        61-300 s              4  40.0%  ################
+      301-3600 s              6  60.0%  ########################
+    3601-86400 s              0   0.0%  
+  86401-604800 s              0   0.0%  
+       604801+ s              0   0.0%  
+  2 entries not yet cached at --now (counted with their whole TTL)
+
+WANT
+ok_if "stats: whole TTLs, and the count" cmp -s "$tmp/ttl" "$tmp/ttl.want"
+ok_if "stats: none expired, all live" grep -q "^$tmp/s.snap: 10 entries (live 10, expired 0)" "$tmp/out"
+expect "stats --json: two entries not yet cached" 0 "$bin" stats "$tmp/s.snap" --json \
+	--now $((T + 30))
+json_ok "stats --json: not_yet_cached and the histogram" "d['not_yet_cached'] == 2 and \
+[(x['range'], x['entries']) for x in d['remaining_ttl'] if x['entries']] == \
+[('61-300', 4), ('301-3600', 6)] and d['live'] == 10"
+# a day before: every entry at its whole TTL, none beyond a day
+expect "stats --now a day before: all not yet cached" 0 "$bin" stats "$tmp/s.snap" --json \
+	--now $((T - 86400))
+json_ok "stats --json: all ten at their whole TTL" "d['not_yet_cached'] == 10 and \
+[(x['range'], x['entries']) for x in d['remaining_ttl'] if x['entries']] == \
+[('61-300', 4), ('301-3600', 6)]"
+expect "stats: one entry, ISO 8601 --now before it" 0 "$bin" stats "$one" --now 2023-11-13
+ok_if "stats: the singular" grep -qx "  1 entry not yet cached at --now (counted with its whole TTL)" \
+	"$tmp/out"
+expect "stats: after the inception: no such line" 0 "$bin" stats "$tmp/s.snap" --now $((T + 60))
+ok_if "stats: no line when none" not grep -q "not yet cached" "$tmp/out"
+
+# ------------------------------------------------ stats in dump's words
+expect "dump --json: kinds and tags" 0 "$bin" dump "$tmp/s.snap" --json --now $((T + 60))
+mv "$tmp/out" "$tmp/dump.json"
+expect "stats --json: kinds and tags" 0 "$bin" stats "$tmp/s.snap" --json --now $((T + 60))
+json_ok "stats --json: by_kind and by_tag keyed as dump writes kind and tag" "(lambda l: \
+{k: v for k, v in d['by_kind'].items() if v} == \
+{k: sum(1 for x in l if x['kind'] == k) for k in set(x['kind'] for x in l)} and \
+d['by_tag'] == {k: sum(1 for x in l if x['tag'] == k) for k in set(x['tag'] for x in l)} and \
+set(d['by_kind']) == {'ANSWER', 'NXDOMAIN', 'NODATA', 'REFERRAL'} and d['by_tag'] == {'': 10})\
+([json.loads(x) for x in open('$tmp/dump.json')])"
+expect "stats: text words" 0 "$bin" stats "$tmp/s.snap" --now $((T + 60))
+sed -n '/^by kind:/,/^$/p;/^by tag:/,/^$/p' "$tmp/out" >"$tmp/words"
+cat >"$tmp/words.want" <<'WANT'
+by kind:
+  ANSWER                8  80.0%
+  NXDOMAIN              1  10.0%
+  NODATA                1  10.0%
+  REFERRAL              0   0.0%
+  with DNSSEC           1  10.0%
+
+by tag:
+  -                    10 100.0%
+
+WANT
+ok_if "stats: kinds as dump prints them, untagged '-' as dump's 'tag -'" \
+	cmp -s "$tmp/words" "$tmp/words.want"
+expect "dump: text" 0 "$bin" dump "$tmp/s.snap" --now $((T + 60))
+ok_if "dump: the same words in its text ('tag -', kind NXDOMAIN)" \
+	grep -q "^; nonexistent.example.com. IN A tag - rcode NXDOMAIN kind NXDOMAIN " "$tmp/out"
 
 [ "$fails" -eq 0 ]
