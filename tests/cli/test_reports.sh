@@ -152,4 +152,41 @@ expect "dump: text" 0 "$bin" dump "$tmp/s.snap" --now $((T + 60))
 ok_if "dump: the same words in its text ('tag -', kind NXDOMAIN)" \
 	grep -q "^; nonexistent.example.com. IN A tag - rcode NXDOMAIN kind NXDOMAIN " "$tmp/out"
 
+# ------------------------------------------------ purge: nothing matched
+cp "$tmp/s.snap" "$tmp/p.snap"
+expect "purge: nothing matched: exit 1" 1 "$bin" purge "$tmp/p.snap" --name nothing.example
+ok_if "purge: says nothing matched, unchanged" \
+	[ "$(cat "$tmp/out")" = "$tmp/p.snap: nothing matched; unchanged (10 entries)" ]
+ok_if "purge: the file is unchanged" cmp -s "$tmp/p.snap" "$tmp/s.snap"
+expect "purge --dry-run: nothing matched: exit 1" 1 "$bin" purge "$tmp/p.snap" --type NS \
+	--dry-run
+ok_if "purge --dry-run: the same words" \
+	[ "$(cat "$tmp/out")" = "$tmp/p.snap: nothing matched; unchanged (10 entries)" ]
+cp "$one" "$tmp/one.snap"
+expect "purge: one entry, nothing matched" 1 "$bin" purge "$tmp/one.snap" --type AAAA
+ok_if "purge: the singular" \
+	[ "$(cat "$tmp/out")" = "$tmp/one.snap: nothing matched; unchanged (1 entry)" ]
+expect "purge --json: nothing matched" 1 "$bin" purge "$tmp/p.snap" --json --name nothing.example
+json_ok "purge --json: matched 0" "d == {'file': '$tmp/p.snap', 'dry_run': False, \
+'matched': 0, 'total': 10, 'left': 10, 'damaged': 0}"
+expect "purge: something matched: the counts" 0 "$bin" purge "$tmp/p.snap" --type MX
+ok_if "purge: purged N of M" [ "$(cat "$tmp/out")" = "$tmp/p.snap: purged 1 of 10 entries, 9 left" ]
+
+# ------------------------------------------------ dump: every match expired
+expect "dump: all expired: exit 1" 1 "$bin" dump "$tmp/s.snap" --now 2030-01-01
+ok_if "dump: nothing on stdout" [ ! -s "$tmp/out" ]
+ok_if "dump: the hint, alone on stderr" [ "$(cat "$tmp/err")" = "dnsnap dump: $tmp/s.snap: no \
+live entry matched (10 expired at --now; --expired shows them)" ]
+expect "dump: a filter's one match expired" 1 "$bin" dump "$tmp/s.snap" --now 2030-01-01 \
+	--name example.com --type MX
+ok_if "dump: counts the matches only" [ "$(cat "$tmp/err")" = "dnsnap dump: $tmp/s.snap: no \
+live entry matched (1 expired at --now; --expired shows them)" ]
+expect "dump --expired: shown" 0 "$bin" dump "$tmp/s.snap" --now 2030-01-01 --expired
+ok_if "dump --expired: no hint" [ ! -s "$tmp/err" ]
+expect "dump: no match at all: exit 1, silent" 1 "$bin" dump "$tmp/s.snap" --now 2030-01-01 \
+	--name nothing.example
+ok_if "dump: no hint when nothing matched" [ ! -s "$tmp/err" ]
+expect "dump: some live: exit 0, no hint" 0 "$bin" dump "$tmp/s.snap" --now $((T + 400))
+ok_if "dump: some live: no hint" [ ! -s "$tmp/err" ]
+
 [ "$fails" -eq 0 ]
