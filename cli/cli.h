@@ -60,6 +60,14 @@ int hex_tag(const char *h, uint8_t *tag, size_t *len);
 /** Open a snapshot, reporting a failure. @return 0 or EXIT_USAGE */
 int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s);
 
+/** A library message (dnsnap_diag_t's msg, "PATH: what is wrong") without
+ * its "PATH: ", for JSON, where the file is a member of its own. */
+const char *diag_reason(const char *path, const char *msg);
+
+/** An error's name for JSON: DNSNAP_E*, or the errno's ("ENOENT") for a file
+ * that could not be opened or mapped; NULL when it has none. */
+const char *err_name(int err);
+
 /* --wait's default: how long a command that rewrites a snapshot waits for
  * another writer's lock (dnsnap_snap_lock()) before it gives up */
 #define WAIT_DEFAULT 60

@@ -15,14 +15,17 @@ struct dump_ctx {
 	uint32_t now;
 	int json, expired;
 	uint64_t shown;
+	uint64_t hidden;         /* matched, but expired at now (no --expired) */
 };
 
 static int dump_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
 		    size_t entry_len)
 {
 	struct dump_ctx *dc = arg;
-	if ((int32_t)(entry_expiry(entry) - dc->now) <= 0 && !dc->expired)
+	if ((int32_t)(entry_expiry(entry) - dc->now) <= 0 && !dc->expired) {
+		dc->hidden++;
 		return 0;
+	}
 	print_dump(stdout, key, key_len, entry, entry_len, dc->now, dc->json);
 	dc->shown++;
 	return 0;
@@ -72,5 +75,8 @@ int cmd_dump(int argc, char **argv)
 	dnsnap_snap_close(s);
 	if (rc != 0)
 		return rc; /* damage (the good entries were printed) */
+	if (dc.shown == 0 && dc.hidden > 0) /* a silent exit 1 would look like no match */
+		fail("dump", path, "no live entry matched (%llu expired at --now; --expired shows "
+		     "them)", (unsigned long long)dc.hidden);
 	return dc.shown ? EXIT_FOUND : EXIT_NONE;
 }

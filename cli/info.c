@@ -36,8 +36,24 @@ static int count_live(void *arg, const uint8_t *key, size_t key_len, const uint8
 static int info_one(const char *path, uint32_t now, int json, int *printed)
 {
 	dnsnap_snap_t *s;
-	if (open_snap("info", path, &s))
-		return EXIT_USAGE;
+	dnsnap_diag_t od;
+	int oerr = dnsnap_snap_open(path, &s, &od);
+	if (oerr != DNSNAP_OK) {
+		if (json) {
+			/* its object still: a script reading standard output alone
+			 * sees every file it named */
+			jw_t j;
+			jw_init(&j, stdout);
+			jw_obj(&j);
+			jw_kstr(&j, "file", path);
+			jw_kstr(&j, "error", diag_reason(path, od.msg));
+			jw_kstr(&j, "code", err_name(oerr));
+			jw_end(&j);
+			jw_nl(&j);
+			fflush(stdout);
+		}
+		return fail("info", NULL, "%s", od.msg); /* the message names the file */
+	}
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
 	struct live_count lc = { now, 0, 0 };

@@ -73,6 +73,11 @@ static void print_result(const char *path, int json, int dry, uint64_t matched, 
 		jw_nl(&j);
 		return;
 	}
+	if (matched == 0) { /* the file is not rewritten: say so, not "purged 0" */
+		printf("%s: nothing matched; unchanged (%llu %s)\n", path, (unsigned long long)total,
+		       plural(total, "entry", "entries"));
+		return;
+	}
 	printf("%s: %s %llu of %llu %s, %llu left\n", path, dry ? "would purge" : "purged",
 	       (unsigned long long)matched, (unsigned long long)total,
 	       plural(total, "entry", "entries"), (unsigned long long)left);

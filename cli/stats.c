@@ -16,7 +16,8 @@
 
 #define TAGS_SHOWN 20
 
-static const char *const kind_names[] = { "answer", "nxdomain", "nodata", "referral" };
+/* dump's words (the entry line's "kind"), as its man page lists them */
+static const char *const kind_names[] = { "ANSWER", "NXDOMAIN", "NODATA", "REFERRAL" };
 static const char *const rcode_names[16] = {
 	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN",
 	"YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE", "DSOTYPENI", "RCODE12", "RCODE13",
@@ -38,6 +39,7 @@ typedef struct tagc {
 typedef struct st {
 	uint32_t now;
 	uint64_t entries, live, dnssec, bytes, records, bad;
+	uint64_t early;          /* not yet cached at now: inception after it */
 	uint64_t by_type[65536];
 	uint64_t by_rcode[16], by_kind[4];
 	uint64_t h_rec[NB(rec_bounds) + 1], h_size[NB(size_bounds) + 1], h_ttl[NB(ttl_bounds) + 1];
@@ -127,8 +129,14 @@ static int stat_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 		while (dnsnap_iter_next(&it, &rr) == 1)
 			nrec++;
 	int32_t left = (int32_t)(h.expiry - s->now);
+	/* before its inception an entry is not yet cached: its whole TTL, as
+	 * dump shows it, not the time from now to its expiry */
+	if ((int32_t)(s->now - h.inception) < 0) {
+		s->early++;
+		left = (int32_t)(h.expiry - h.inception);
+	}
 	s->entries++;
-	s->live += left > 0;
+	s->live += (int32_t)(h.expiry - s->now) > 0;
 	s->dnssec += (h.flags & DNSNAP_EF_DNSSEC) != 0;
 	s->bytes += key_len + entry_len;
 	s->records += nrec;
@@ -144,12 +152,10 @@ static int stat_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	return 0;
 }
 
+/* A tag in hex, "" when untagged (dump's JSON; its text says "-") */
 static void tag_hex(const tagc_t *t, char *out)
 {
-	if (t->len == 0) {
-		strcpy(out, "none");
-		return;
-	}
+	out[0] = 0;
 	for (size_t i = 0; i < t->len; i++)
 		sprintf(out + 2 * i, "%02x", t->tag[i]);
 }
@@ -222,8 +228,6 @@ static int top_key(const dnsnap_top_item_t *t, char *nb, size_t nbcap, char tb[3
 	if (k.tag_len > 0)
 		memcpy(tag.tag, k.tag, k.tag_len);
 	tag_hex(&tag, hex);
-	if (k.tag_len == 0)
-		hex[0] = 0;
 	return 0;
 }
 
@@ -237,6 +241,7 @@ static void print_json(const st_t *s, const char *path)
 	jw_ku64(&j, "entries", s->entries);
 	jw_ku64(&j, "live", s->live);
 	jw_ku64(&j, "expired", s->entries - s->live);
+	jw_ku64(&j, "not_yet_cached", s->early);
 	jw_ku64(&j, "records", s->records);
 	jw_ku64(&j, "bytes", s->bytes);
 	jw_ku64(&j, "dnssec", s->dnssec);
@@ -321,7 +326,7 @@ static void print_text(const st_t *s, const char *path)
 	printf("\nby tag:\n");
 	for (size_t i = 0; i < s->ntags && i < TAGS_SHOWN; i++) {
 		tag_hex(&s->tags[i], hex);
-		printf("  %-12s %10llu %5.1f%%\n", hex, (unsigned long long)s->tags[i].n,
+		printf("  %-12s %10llu %5.1f%%\n", hex[0] ? hex : "-", (unsigned long long)s->tags[i].n,
 		       (double)s->tags[i].n * pct);
 	}
 	if (s->ntags > TAGS_SHOWN) {
@@ -336,6 +341,10 @@ static void print_text(const st_t *s, const char *path)
 	hist_text("entry size (key + entry)", "bytes", size_bounds, NB(size_bounds), s->h_size,
 		  s->entries);
 	hist_text("remaining TTL", "s", ttl_bounds, NB(ttl_bounds), s->h_ttl, s->entries);
+	if (s->early)
+		printf("  %llu %s not yet cached at --now (counted with %s whole TTL)\n",
+		       (unsigned long long)s->early, plural(s->early, "entry", "entries"),
+		       plural(s->early, "its", "their"));
 	if (s->top.cap > 0 && s->top.n == 0)
 		printf("\nno entry has hits\n");
 	else if (s->top.n > 0)

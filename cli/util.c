@@ -85,6 +85,22 @@ int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s)
 	return 0;
 }
 
+const char *diag_reason(const char *path, const char *msg)
+{
+	size_t pl = strlen(path);
+	if (strncmp(msg, path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ')
+		return msg + pl + 2;
+	return msg;
+}
+
+const char *err_name(int err)
+{
+	const char *name = dnsnap_errname(err);
+	if (name == NULL && err < 0 && err > -4096)
+		name = strerrorname_np(-err);
+	return name;
+}
+
 int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
 	      int (*fn)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
 			size_t entry_len),

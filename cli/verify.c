@@ -33,22 +33,53 @@ static int no_op(void *arg, const uint8_t *key, size_t key_len, const uint8_t *e
 	return 0;
 }
 
-static void json_error(jw_t *j, const char *check, int err, const dnsnap_diag_t *d)
+static void json_error(jw_t *j, const char *path, const char *check, int err,
+		       const dnsnap_diag_t *d)
 {
 	jw_obj(j);
 	jw_kstr(j, "check", check);
-	jw_kstr(j, "code", dnsnap_errname(err));
+	jw_kstr(j, "code", err_name(err));
 	jw_ku64(j, "offset", d->offset);
-	jw_kstr(j, "reason", d->msg);
+	jw_kstr(j, "reason", diag_reason(path, d->msg));
 	jw_end(j);
+}
+
+/* A file that cannot be opened, with --json: its object still, so a script
+ * reading standard output alone sees every file it named; what could not be
+ * read is null */
+static void json_unreadable(const char *path, int err, const dnsnap_diag_t *d)
+{
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "file", path);
+	jw_kbool(&j, "ok", 0);
+	static const char *const unknown[] = { "entries", "good", "damaged", "bad_pages",
+					       "digest" };
+	for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+		jw_key(&j, unknown[i]);
+		jw_null(&j);
+	}
+	jw_key(&j, "errors");
+	jw_arr(&j);
+	json_error(&j, path, "open", err, d);
+	jw_end(&j);
+	jw_end(&j);
+	jw_nl(&j);
+	fflush(stdout);
 }
 
 /* One snapshot. @return 0 good, EXIT_USAGE bad or unreadable (reported) */
 static int verify_one(const char *path, int json)
 {
 	dnsnap_snap_t *s;
-	if (open_snap("verify", path, &s))
-		return EXIT_USAGE;
+	dnsnap_diag_t od;
+	int oerr = dnsnap_snap_open(path, &s, &od);
+	if (oerr != DNSNAP_OK) {
+		if (json)
+			json_unreadable(path, oerr, &od);
+		return fail("verify", NULL, "%s", od.msg); /* the message names the file */
+	}
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
 	progress_t pg;
@@ -81,9 +112,9 @@ static int verify_one(const char *path, int json)
 		jw_key(&j, "errors");
 		jw_arr(&j);
 		if (err != DNSNAP_OK)
-			json_error(&j, "file", err, &d);
+			json_error(&j, path, "file", err, &d);
 		if (serr != DNSNAP_OK && strcmp(sd.msg, d.msg) != 0)
-			json_error(&j, "entries", serr, &sd);
+			json_error(&j, path, "entries", serr, &sd);
 		jw_end(&j);
 		jw_end(&j);
 		jw_nl(&j);

@@ -81,8 +81,10 @@ printf 'not a snapshot' >"$tmp/text.snap"
 
 expect "info: three files, one not a snapshot: exit 2" 2 "$bin" info --json --now $T \
 	"$one" "$tmp/text.snap" "$good"
-lines_ok "info: the two good files printed, in order" "len(l) == 2 and \
-l[0]['file'] == '$one' and l[1]['file'] == '$good' and l[1]['entries'] == 11"
+lines_ok "info: every file has its object, in order" "len(l) == 3 and \
+l[0]['file'] == '$one' and l[2]['file'] == '$good' and l[2]['entries'] == 11 and \
+l[1] == {'file': '$tmp/text.snap', 'error': 'not a snapshot (no LMDB magic)', \
+'code': 'DNSNAP_EMAGIC'}"
 err_has "info: the bad file named" "$tmp/text.snap"
 expect "info: text, two files" 0 "$bin" info --now $T "$one" "$one"
 ok_if "info: text, a blank line between the files" \
