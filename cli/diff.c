@@ -420,15 +420,6 @@ static void put_unmatched(struct diff *d, const struct recs *r, const char *mark
 	}
 }
 
-static void rcode_name(unsigned rcode, char *buf, size_t cap)
-{
-	ldns_lookup_table *t = ldns_lookup_by_id(ldns_rcodes, (int)rcode);
-	if (t != NULL)
-		snprintf(buf, cap, "%s", t->name);
-	else
-		snprintf(buf, cap, "RCODE%u", rcode);
-}
-
 static void put_pair_str(struct diff *d, const char *what, const char *x, const char *y)
 {
 	if (d->json) {
@@ -533,9 +524,8 @@ static void put_change(struct diff *d, const uint8_t *key, size_t key_len, struc
 	if (c->expiry)
 		put_time(d, "expiry", ha->expiry, hb->expiry);
 	if (c->rcode) {
-		rcode_name(dnsnap_hdr_rcode(ha), x, sizeof x);
-		rcode_name(dnsnap_hdr_rcode(hb), y, sizeof y);
-		put_pair_str(d, "rcode", x, y);
+		put_pair_str(d, "rcode", print_rcode(dnsnap_hdr_rcode(ha), x, sizeof x),
+			     print_rcode(dnsnap_hdr_rcode(hb), y, sizeof y));
 	}
 	if (c->kind)
 		put_pair_str(d, "kind", kind_text[dnsnap_hdr_kind(ha)], kind_text[dnsnap_hdr_kind(hb)]);

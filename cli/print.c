@@ -771,7 +771,8 @@ static void entry_text(FILE *f, const dnsnap_key_t *k, const dnsnap_hdr_t *h, ui
 	fprintf(f, " %s %s tag ", cls, type);
 	for (size_t i = 0; i < k->tag_len; i++)
 		fprintf(f, "%02x", k->tag[i]);
-	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(h));
+	char rcb[16];
+	const char *rc = print_rcode(dnsnap_hdr_rcode(h), rcb, sizeof rcb);
 	int ad = !!(h->flags & DNSNAP_EF_AUTH), cd = !!(k->flags & DNSNAP_KF_CD);
 	int dnssec = !!(h->flags & DNSNAP_EF_DNSSEC), early = (int32_t)(now - h->inception) < 0;
 	int none = !(ad || cd || dnssec);
@@ -780,7 +781,7 @@ static void entry_text(FILE *f, const dnsnap_key_t *k, const dnsnap_hdr_t *h, ui
 	time_iso(h->inception, t1);
 	time_iso(h->expiry, t2);
 	fprintf(f, "%s rcode %s kind %s flags%s%s%s%s ttl %u hits %u inception %s expiry %s%s\n",
-		k->tag_len ? "" : "-", rc ? rc->name : "?", kind_names[dnsnap_hdr_kind(h)],
+		k->tag_len ? "" : "-", rc, kind_names[dnsnap_hdr_kind(h)],
 		ad ? " ad" : "", cd ? " cd" : "", dnssec ? " do" : "", none ? " -" : "",
 		ttl, h->hits, t1, t2, early ? " (not yet cached at --now)" : "");
 	dnsnap_ede_t ede;
@@ -799,14 +800,15 @@ static void entry_json(jw_t *j, const dnsnap_key_t *k, const dnsnap_hdr_t *h, ui
 	print_name(k->name, k->name_len, name, sizeof name);
 	print_type(type, sizeof type, k->qtype);
 	print_class(cls, sizeof cls, k->qclass);
-	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(h));
+	char rcb[16];
+	const char *rc = print_rcode(dnsnap_hdr_rcode(h), rcb, sizeof rcb);
 	int early = (int32_t)(now - h->inception) < 0;
 	int32_t left = (int32_t)(h->expiry - now);
 	jw_kstr(j, "name", name);
 	jw_kstr(j, "class", cls);
 	jw_kstr(j, "type", type);
 	jw_kstr(j, "tag", tag);
-	jw_kstr(j, "rcode", rc ? rc->name : "?");
+	jw_kstr(j, "rcode", rc);
 	jw_kstr(j, "kind", kind_names[dnsnap_hdr_kind(h)]);
 	jw_kbool(j, "ad", h->flags & DNSNAP_EF_AUTH);
 	jw_kbool(j, "cd", k->flags & DNSNAP_KF_CD);
@@ -950,8 +952,9 @@ int print_layout(FILE *f, const uint8_t *key, size_t key_len, const uint8_t *ent
 	field(f, 0, entry, 4, "Inception");
 	field(f, 4, entry + 4, 4, "Expiry");
 	field(f, 8, entry + 8, 4, "Hits");
-	ldns_lookup_table *rc = ldns_lookup_by_id(ldns_rcodes, (int)dnsnap_hdr_rcode(&h));
-	snprintf(buf, sizeof buf, "Flags: rcode %s, kind %s%s%s%s", rc ? rc->name : "?",
+	char rcb[16];
+	snprintf(buf, sizeof buf, "Flags: rcode %s, kind %s%s%s%s",
+		 print_rcode(dnsnap_hdr_rcode(&h), rcb, sizeof rcb),
 		 kind_names[dnsnap_hdr_kind(&h)], h.flags & DNSNAP_EF_AUTH ? ", ad" : "",
 		 h.flags & DNSNAP_EF_DNSSEC ? ", do" : "", h.flags & DNSNAP_EF_EXT ? ", ext" : "");
 	field(f, 12, entry + 12, 2, buf);
@@ -1029,7 +1032,7 @@ static void print_option(FILE *f, uint16_t code, const uint8_t *p, size_t n)
 	fputc('\n', f);
 }
 
-static const char *rcode_name(unsigned rc, char *buf, size_t cap)
+const char *print_rcode(unsigned rc, char *buf, size_t cap)
 {
 	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
 					     "NOTIMP",	"REFUSED", "YXDOMAIN", "YXRRSET",
@@ -1120,7 +1123,7 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 								: 0;
 	fprintf(f, ";; ->>HEADER<<- opcode: %s, status: %s, id: %u\n",
 		opcode_name(flags >> 11 & 15, b1, sizeof b1),
-		rcode_name(ext << 4 | (flags & 15), b2, sizeof b2), u16(wire));
+		print_rcode(ext << 4 | (flags & 15), b2, sizeof b2), u16(wire));
 	static const struct { unsigned bit; const char *name; } fl[] = {
 		{ 0x8000, "qr" }, { 0x0400, "aa" }, { 0x0200, "tc" }, { 0x0100, "rd" },
 		{ 0x0080, "ra" }, { 0x0020, "ad" }, { 0x0010, "cd" },

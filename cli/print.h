@@ -34,6 +34,9 @@ const char *print_name(const uint8_t *name, size_t len, char *buf, size_t cap);
 /** A type's or class's mnemonic ("AAAA", "TYPE65280", "IN"), into buf. */
 void print_type(char *buf, size_t cap, uint16_t type);
 void print_class(char *buf, size_t cap, uint16_t rclass);
+/** An rcode's name as dig prints it (NOERROR ... NOTZONE, BADVERS, RESERVEDn,
+ * the last written into @p buf); every printer of an rcode uses it. */
+const char *print_rcode(unsigned rc, char *buf, size_t cap);
 
 /** The number of a type dig names and ldns does not ("NINFO", "TA"...),
  * any case; -1 for the others (ask ldns). */

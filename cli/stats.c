@@ -18,11 +18,6 @@
 
 /* dump's words (the entry line's "kind"), as its man page lists them */
 static const char *const kind_names[] = { "ANSWER", "NXDOMAIN", "NODATA", "REFERRAL" };
-static const char *const rcode_names[16] = {
-	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN",
-	"YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE", "DSOTYPENI", "RCODE12", "RCODE13",
-	"RCODE14", "RCODE15",
-};
 
 /* Histogram buckets: upper bounds (inclusive), the last is open. */
 static const uint64_t rec_bounds[] = { 0, 1, 2, 3, 4, 8, 16, 32 };
@@ -261,9 +256,10 @@ static void print_json(const st_t *s, const char *path)
 	jw_end(&j);
 	jw_key(&j, "by_rcode");
 	jw_obj(&j);
+	char rb[16];
 	for (int r = 0; r < 16; r++)
 		if (s->by_rcode[r])
-			jw_ku64(&j, rcode_names[r], s->by_rcode[r]);
+			jw_ku64(&j, print_rcode(r, rb, sizeof rb), s->by_rcode[r]);
 	jw_end(&j);
 	jw_key(&j, "by_tag");
 	jw_obj(&j);
@@ -319,9 +315,10 @@ static void print_text(const st_t *s, const char *path)
 			       (double)s->by_type[t] * pct);
 		}
 	printf("\nby rcode:\n");
+	char rb[16];
 	for (int r = 0; r < 16; r++)
 		if (s->by_rcode[r])
-			printf("  %-12s %10llu %5.1f%%\n", rcode_names[r],
+			printf("  %-12s %10llu %5.1f%%\n", print_rcode(r, rb, sizeof rb),
 			       (unsigned long long)s->by_rcode[r], (double)s->by_rcode[r] * pct);
 	printf("\nby tag:\n");
 	for (size_t i = 0; i < s->ntags && i < TAGS_SHOWN; i++) {
