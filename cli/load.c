@@ -354,14 +354,15 @@ static void tally_merge(load_t *l, const dnsnap_snap_write_stats_t *st)
 	l->left = l->live - l->loaded;
 }
 
-/* The summary of responses on stderr, each counted once: "35 responses: 15
+/* The summary of responses on stderr, each counted once: "35 responses (15
  * loaded, 16 replaced by a later one, 2 expired before the load, 1 left for
- * an earlier one with DNSSEC records, 1 refused; 17 distinct questions, 1
- * query skipped; 1 truncated (TC=1)" (the refusals by reason at the end:
- * tests/e2e/auth_clients.sh reads this line). */
+ * an earlier one with DNSSEC records, 1 refused), 17 distinct questions, 1
+ * query skipped; 1 truncated (TC=1)". tests/e2e/auth_clients.sh reads this
+ * line: "responses (", ": N responses", ", N distinct questions", the
+ * refusals after "skipped". */
 static void report_load(const load_t *l)
 {
-	fprintf(stderr, "dnsnap load: %llu %s: %llu loaded", (unsigned long long)l->responses,
+	fprintf(stderr, "dnsnap load: %llu %s (%llu loaded", (unsigned long long)l->responses,
 		plural(l->responses, "response", "responses"), (unsigned long long)l->loaded);
 	if (l->left)
 		fprintf(stderr, ", %llu left for the snapshot's own entry",
@@ -375,7 +376,7 @@ static void report_load(const load_t *l)
 			(unsigned long long)l->kept);
 	if (l->refused)
 		fprintf(stderr, ", %llu refused", (unsigned long long)l->refused);
-	fprintf(stderr, "; %llu distinct %s, %llu %s skipped", (unsigned long long)l->questions,
+	fprintf(stderr, "), %llu distinct %s, %llu %s skipped", (unsigned long long)l->questions,
 		plural(l->questions, "question", "questions"), (unsigned long long)l->queries,
 		plural(l->queries, "query", "queries"));
 	for (size_t i = 0; i < l->nwhy; i++)

@@ -59,13 +59,18 @@ frame $V/001-a.msg $V/001-a.msg $V/001-a.msg $V/005-nxdomain.msg \
 	spec/vectors/invalid/214-msg-truncated-tc.msg > "$tmp/rep.dns"
 expect "load: one question answered three times" 0 "$bin" load "$tmp/c.snap" "$tmp/rep.dns" --now $T
 err_is "replaced responses are not counted loaded" \
-	"dnsnap load: 5 responses: 2 loaded, 2 replaced by a later one, 1 refused; 2 distinct questions, 0 queries skipped; 1 truncated (TC=1)"
+	"dnsnap load: 5 responses (2 loaded, 2 replaced by a later one, 1 refused), 2 distinct questions, 0 queries skipped; 1 truncated (TC=1)"
 out_is "the entries are the loaded" "$tmp/c.snap: 2 entries: 2 loaded, 0 kept"
+# the line's shape tests/e2e/auth_clients.sh parses (its sed expressions)
+line=$(grep "responses (" "$tmp/err")
+ok_if "e2e's parse: the responses" [ "$(echo "$line" | sed -n 's/.*: \([0-9]*\) responses.*/\1/p')" = 5 ]
+ok_if "e2e's parse: the questions" [ "$(echo "$line" | sed -n 's/.*, \([0-9]*\) distinct questions.*/\1/p')" = 2 ]
+ok_if "e2e's parse: the refusals last" [ "$(echo "$line" | sed 's/.*queries skipped//')" = "; 1 truncated (TC=1)" ]
 # an older load into it: SNAP's newer entries stay, the load's are left
 frame $V/001-a.msg $V/008-mx.msg > "$tmp/old.dns"
 expect "load: older responses into a newer snapshot" 0 "$bin" load "$tmp/c.snap" "$tmp/old.dns" --now $((T - 60))
 err_is "a response SNAP's entry wins over is not loaded" \
-	"dnsnap load: 2 responses: 1 loaded, 1 left for the snapshot's own entry; 2 distinct questions, 0 queries skipped"
+	"dnsnap load: 2 responses (1 loaded, 1 left for the snapshot's own entry), 2 distinct questions, 0 queries skipped"
 out_is "and SNAP's entry is kept" "$tmp/c.snap: 3 entries: 1 loaded, 2 kept (0 replaced, 0 expired dropped)"
 # again: the MX entry is as old as the load's (the load's wins), 001's newer
 expect "load --json: the same counts" 0 "$bin" load "$tmp/c.snap" "$tmp/old.dns" --now $((T - 60)) --json

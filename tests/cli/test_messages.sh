@@ -129,7 +129,7 @@ expect "load of a stream" 2 "$bin" load "$tmp/l.snap" "$tmp/x.dnsx"
 says "load: a stream" "dnsnap load: $tmp/x.dnsx: not a capture, framed messages or Unbound's text (it is zstd-compressed, like an export stream, which dnsnap import turns into a snapshot); nothing was written"
 expect "load -o in a directory that does not exist" 2 "$bin" load "$tmp/no/l.snap" \
 	tests/fixtures/unbound-dump_cache.txt
-grep -v "Unbound cache dump\|[0-9] responses: " "$tmp/err" > "$tmp/err2"; mv "$tmp/err2" "$tmp/err"
+grep -v "Unbound cache dump\|responses (" "$tmp/err" > "$tmp/err2"; mv "$tmp/err2" "$tmp/err"
 says "load: no directory" "dnsnap load: $tmp/no/l.snap: cannot create: directory $tmp/no does not exist"
 expect "load of a snapshot" 2 "$bin" load "$tmp/l.snap" "$tmp/x.snap"
 says "load: a snapshot" "dnsnap load: $tmp/x.snap: not a capture, framed messages or Unbound's text (it is an LMDB file, a dnsnap snapshot, which dnsnap export turns into a stream); nothing was written"
