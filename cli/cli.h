@@ -204,8 +204,10 @@ void progress_end(progress_t *pg);
 /** "entry" or "entries": @p one when @p n is 1, else @p many. */
 const char *plural(uint64_t n, const char *one, const char *many);
 
-/** Read and encode one DNS response file (demo, encode). @return 0 or EXIT_USAGE */
-int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc);
+/** Read (once: "-" is standard input) and encode one DNS response file (demo,
+ * encode); @p wire_len (may be NULL): the file's size. @return 0 or EXIT_USAGE */
+int encode_file(const char *cmd, const char *path, uint32_t now, dnsnap_encoded_t *enc,
+		size_t *wire_len);
 
 /* The commands, one file each (cli/CMD.c): argv[0] is the command's name */
 int cmd_demo(int argc, char **argv);

@@ -29,14 +29,7 @@ int cmd_demo(int argc, char **argv)
 	size_t wire_total = 0, entry_total = 0, key_total = 0, n = 0;
 	for (int i = 1; i < argc; i++) {
 		size_t wire_len;
-		uint8_t *wire;
-		int err = slurp(argv[i], &wire, &wire_len);
-		if (err != 0) {
-			rc = fail("demo", argv[i], "%s", strerror(-err));
-			continue;
-		}
-		free(wire);
-		if (encode_file("demo", argv[i], 1700000000u, enc) != 0) {
+		if (encode_file("demo", argv[i], 1700000000u, enc, &wire_len) != 0) {
 			rc = EXIT_USAGE;
 			continue;
 		}

@@ -92,6 +92,8 @@ int cmd_export(int argc, char **argv)
 		case OPT_LEVEL:
 			if (number("export", "--level", optarg, 19, &level))
 				return EXIT_USAGE;
+			if (level == 0)
+				return fail("export", NULL, "--level: 1 to 19, not 0");
 			break;
 		case OPT_NOW:
 			if (time_arg("export", "--now", optarg, &now))
@@ -160,8 +162,18 @@ int cmd_export(int argc, char **argv)
 		d.msg[0] = 0;
 		err = cerr;
 	}
-	if (err != DNSNAP_OK)
+	if (err != DNSNAP_OK) {
+		/* a regular file's temporary was removed: say so, not that it won't import */
+		static const char keep[] = ", no end record written (the stream will not import)";
+		char *k = o.replace ? strstr(d.msg, keep) : NULL;
+		if (k != NULL) {
+			char rest[sizeof d.msg];
+			snprintf(rest, sizeof rest, "%s", k + sizeof keep - 1);
+			snprintf(k, sizeof d.msg - (size_t)(k - d.msg), "; %s not written%s", out,
+				 rest);
+		}
 		return export_fail(path, out, d.msg, err);
+	}
 	uint64_t entries = top && top < info.entry_count ? top : info.entry_count;
 	if (unbound && !json)
 		fprintf(stderr, "dnsnap export: %s: %llu message%s, %llu RRset%s (%llu shared); "

@@ -62,6 +62,8 @@ int cmd_import(int argc, char **argv)
 	const char *in_name = std_in ? "standard input" : in;
 	if (out == NULL)
 		return fail("import", NULL, "needs -o SNAP, the snapshot to write");
+	if (out[0] == 0)
+		return fail("import", NULL, "-o: an empty file name");
 	if (strcmp(out, "-") == 0)
 		return fail("import", NULL, "the snapshot cannot be standard output (-o -): it is "
 			    "written beside its path and renamed over it");
@@ -113,7 +115,9 @@ int cmd_import(int argc, char **argv)
 		jw_ku64(&j, "entries_read", st.entries + st.skipped);
 		jw_ku64(&j, "entries", st.entries);
 		jw_ku64(&j, "expired", st.skipped);
-		jw_ku64(&j, "now", now);
+		char now_iso[21];
+		time_iso(now, now_iso);
+		jw_kstr(&j, "now", now_iso);
 		jw_ku64(&j, "bytes_in", st.stream_bytes);
 		jw_ku64(&j, "bytes_out", st.file_size);
 		jw_end(&j);

@@ -48,9 +48,22 @@ typedef struct load {
 	dnsnap_encoded_t *scratch;
 	uint32_t now;            /* the load's time: --now, or the clock */
 	int now_given;           /* --now: every response arrives at it */
-	uint64_t responses, used, queries;
-	uint64_t expired;        /* cacheable, but expired at the load's time */
-	uint64_t kept;           /* dropped by the keep rule */
+	/*
+	 * Each response is counted once: refused (why[]), left for an earlier
+	 * one with DNSSEC records (kept), or inserted; of the inserted, one per
+	 * question is its entry at the end (the rest: replaced), either expired
+	 * at the load's time or live; a live one is loaded into SNAP or left for
+	 * SNAP's own entry (the merge's keep rule). tally() does the arithmetic.
+	 */
+	uint64_t responses, queries, inserted;
+	uint64_t kept;           /* dropped by the keep rule for an earlier one */
+	uint64_t questions;      /* the load's entries: one per question */
+	uint64_t replaced;       /* inserted, then replaced by a later response */
+	uint64_t expired;        /* the question's entry, expired at the load's time */
+	uint64_t live;           /* the question's entry, live: loaded or left */
+	uint64_t loaded;         /* ... written to SNAP */
+	uint64_t left;           /* ... SNAP's entry for its key kept instead */
+	uint64_t refused;        /* the sum of why[] */
 	uint64_t future;         /* packet times after the load's, taken as it */
 	struct { const char *name; uint64_t n; } why[REASONS_MAX];
 	size_t nwhy;
@@ -149,10 +162,8 @@ static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_i
 		dnsnap_cache_stats(l->c, &st);
 		if (st.kept != l->kept)
 			l->kept = st.kept; /* an earlier one with DNSSEC records stays */
-		else if ((int32_t)(entry_expiry(l->scratch->entry) - l->now) <= 0)
-			l->expired++; /* the writer leaves it out */
 		else
-			l->used++;
+			l->inserted++;
 		return 0;
 	}
 	if (err == DNSNAP_ENOMEM) {
@@ -252,7 +263,7 @@ static void report_input(const input_t *in)
 	for (int r = 0; r < CAP_REASONS; r++)
 		if (cs->skipped[r])
 			fprintf(stderr, "; %llu %s", (unsigned long long)cs->skipped[r],
-				capture_reason_name(r));
+				capture_reason_text(r, cs->skipped[r]));
 	fputc('\n', stderr);
 }
 
@@ -311,19 +322,62 @@ static int base_damaged(const char *path, dnsnap_snap_t *base)
 	return 1;
 }
 
-/* The summary of responses on stderr: "6 responses (3 cached, 2 distinct
- * questions, ...), 1 query skipped; 1 truncated (TC=1)". */
-static void report_load(const load_t *l, size_t questions)
+static int count_expired(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+			 size_t entry_len, uint32_t hits)
 {
-	fprintf(stderr, "dnsnap load: %llu %s (%llu cached, %zu distinct %s",
-		(unsigned long long)l->responses, plural(l->responses, "response", "responses"),
-		(unsigned long long)l->used, questions, plural(questions, "question", "questions"));
+	load_t *l = arg;
+	(void)key, (void)key_len, (void)entry_len, (void)hits;
+	if ((int32_t)(entry_expiry(entry) - l->now) <= 0)
+		l->expired++;
+	return 0;
+}
+
+/* After the inputs: what became of the inserted responses. */
+static void tally(load_t *l)
+{
+	dnsnap_cache_stats_t cst;
+	dnsnap_cache_stats(l->c, &cst);
+	l->questions = cst.entries;
+	l->replaced = l->inserted - l->questions;
+	l->expired = 0;
+	dnsnap_cache_foreach(l->c, count_expired, l);
+	l->live = l->questions - l->expired;
+	l->refused = 0;
+	for (size_t i = 0; i < l->nwhy; i++)
+		l->refused += l->why[i].n;
+}
+
+/* After the merge: the live entries SNAP's own entries won over. */
+static void tally_merge(load_t *l, const dnsnap_snap_write_stats_t *st)
+{
+	l->loaded = st->entries - st->from_base;
+	l->left = l->live - l->loaded;
+}
+
+/* The summary of responses on stderr, each counted once: "35 responses (15
+ * loaded, 16 replaced by a later one, 2 expired before the load, 1 left for
+ * an earlier one with DNSSEC records, 1 refused), 17 distinct questions, 1
+ * query skipped; 1 truncated (TC=1)". tests/e2e/auth_clients.sh reads this
+ * line: "responses (", ": N responses", ", N distinct questions", the
+ * refusals after "skipped". */
+static void report_load(const load_t *l)
+{
+	fprintf(stderr, "dnsnap load: %llu %s (%llu loaded", (unsigned long long)l->responses,
+		plural(l->responses, "response", "responses"), (unsigned long long)l->loaded);
+	if (l->left)
+		fprintf(stderr, ", %llu left for the snapshot's own entry",
+			(unsigned long long)l->left);
+	if (l->replaced)
+		fprintf(stderr, ", %llu replaced by a later one", (unsigned long long)l->replaced);
 	if (l->expired)
 		fprintf(stderr, ", %llu expired before the load", (unsigned long long)l->expired);
 	if (l->kept)
 		fprintf(stderr, ", %llu left for an earlier one with DNSSEC records",
 			(unsigned long long)l->kept);
-	fprintf(stderr, "), %llu %s skipped", (unsigned long long)l->queries,
+	if (l->refused)
+		fprintf(stderr, ", %llu refused", (unsigned long long)l->refused);
+	fprintf(stderr, "), %llu distinct %s, %llu %s skipped", (unsigned long long)l->questions,
+		plural(l->questions, "question", "questions"), (unsigned long long)l->queries,
 		plural(l->queries, "query", "queries"));
 	for (size_t i = 0; i < l->nwhy; i++)
 		fprintf(stderr, "; %llu %s", (unsigned long long)l->why[i].n, l->why[i].name);
@@ -350,20 +404,21 @@ static void json_time(jw_t *j, const char *key, int64_t t)
 
 /* --json: the whole load as one object on standard output. */
 static void json_report(const char *path, const load_t *l, const input_t *in, int ninputs,
-			size_t questions, const dnsnap_snap_write_stats_t *st, int written,
-			int had_base)
+			const dnsnap_snap_write_stats_t *st, int written, int had_base)
 {
 	jw_t j;
 	jw_init(&j, stdout);
 	jw_obj(&j);
 	jw_kstr(&j, "snapshot", path);
 	json_time(&j, "load_time", l->now);
-	jw_kstr(&j, "arrival", l->now_given ? "--now" : "packet times");
 	jw_key(&j, "inputs");
 	jw_arr(&j);
 	for (int i = 0; i < ninputs; i++) {
 		jw_obj(&j);
 		jw_kstr(&j, "file", in[i].name);
+		/* as arrival() times its responses: only a capture's packets have times */
+		jw_kstr(&j, "arrival", l->now_given ? "--now" : in[i].is_capture ? "packet times"
+										: "load time");
 		if (in[i].is_dump) {
 			const unbound_stats_t *us = &in[i].us;
 			jw_kstr(&j, "format", "unbound");
@@ -388,10 +443,13 @@ static void json_report(const char *path, const load_t *l, const input_t *in, in
 	jw_end(&j);
 	jw_ku64(&j, "responses", l->responses);
 	jw_ku64(&j, "queries", l->queries);
-	jw_ku64(&j, "cached", l->used);
-	jw_ku64(&j, "questions", questions);
+	jw_ku64(&j, "cached", l->loaded);
+	jw_ku64(&j, "left_for_snapshot", l->left);
+	jw_ku64(&j, "replaced_later", l->replaced);
 	jw_ku64(&j, "expired", l->expired);
 	jw_ku64(&j, "kept_earlier_dnssec", l->kept);
+	jw_ku64(&j, "refused_total", l->refused);
+	jw_ku64(&j, "questions", l->questions);
 	jw_ku64(&j, "future_times", l->future);
 	jw_key(&j, "refused");
 	jw_obj(&j);
@@ -531,10 +589,7 @@ int cmd_load(int argc, char **argv)
 	}
 	if (rc != 0)
 		goto out;
-	dnsnap_cache_stats_t cst;
-	dnsnap_cache_stats(l.c, &cst);
-	if (!json)
-		report_load(&l, cst.entries);
+	tally(&l);
 	if (l.future) {
 		char t[21];
 		time_iso(now, t);
@@ -543,7 +598,9 @@ int cmd_load(int argc, char **argv)
 			plural(l.future, "response", "responses"), t);
 	}
 	dnsnap_snap_write_stats_t st = { 0 };
-	if (l.used == 0) {
+	if (l.live == 0) {
+		if (!json)
+			report_load(&l);
 		if (l.expired)
 			fprintf(stderr, "dnsnap load: %s: no live response (%llu expired before the "
 				"load); %s\n", path, (unsigned long long)l.expired,
@@ -552,7 +609,7 @@ int cmd_load(int argc, char **argv)
 			fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
 				existed ? "the snapshot is unchanged" : "no snapshot written");
 		if (json)
-			json_report(path, &l, in, ninputs, cst.entries, &st, 0, 0);
+			json_report(path, &l, in, ninputs, &st, 0, 0);
 		rc = EXIT_NONE;
 		goto out;
 	}
@@ -571,12 +628,15 @@ int cmd_load(int argc, char **argv)
 		rc = fail("load", NULL, "%s", d.msg[0] ? d.msg : strerror(-err));
 		goto out;
 	}
+	tally_merge(&l, &st);
+	if (!json)
+		report_load(&l);
 	if (st.base_bad)
 		fprintf(stderr, "dnsnap load: %s: %llu damaged %s of the old snapshot left out\n",
 			path, (unsigned long long)st.base_bad,
 			plural(st.base_bad, "entry", "entries"));
 	if (json) {
-		json_report(path, &l, in, ninputs, cst.entries, &st, 1, base != NULL);
+		json_report(path, &l, in, ninputs, &st, 1, base != NULL);
 	} else {
 		printf("%s: %llu %s: %llu loaded, %llu kept", path, (unsigned long long)st.entries,
 		       plural(st.entries, "entry", "entries"),

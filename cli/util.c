@@ -157,6 +157,8 @@ int out_open(const char *cmd, const char *out, int binary, out_file_t *o)
 {
 	struct stat st, so;
 	*o = (out_file_t){ .fd = -1, .name = out };
+	if (out[0] == 0)
+		return fail(cmd, NULL, "-o: an empty file name");
 	if (strcmp(out, "-") == 0 || (stat(out, &st) == 0 && fstat(1, &so) == 0 &&
 				      st.st_dev == so.st_dev && st.st_ino == so.st_ino)) {
 		o->fd = 1; /* "-", /dev/stdout, /proc/self/fd/1: never opened anew */

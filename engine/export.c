@@ -169,7 +169,7 @@ static int export_scan(dnsnap_snap_t *s, int (*fn)(void *, const uint8_t *, size
 	const char *first = strncmp(sd.msg, path, pl) == 0 && sd.msg[pl] == ':' ? sd.msg + pl + 2
 										: sd.msg;
 	return dnsnap__diag(d, err, sd.offset, "%s: %llu damaged entr%s skipped, no end record "
-			    "written (the output will not import); the first: %s", path,
+			    "written (the stream will not import); the first: %s", path,
 			    (unsigned long long)st.damaged, st.damaged == 1 ? "y" : "ies", first);
 }
 

@@ -103,6 +103,38 @@ const char *capture_reason_name(int reason)
 	return reason >= 0 && reason < CAP_REASONS ? reason_names[reason] : "?";
 }
 
+/* What is counted, for "N <what>": a noun, singular and plural. */
+static const char *const reason_nouns[CAP_REASONS][2] = {
+	[CAP_LINKTYPE] = { "packet of an unsupported link type",
+			   "packets of an unsupported link type" },
+	[CAP_BAD_LINK] = { "malformed link-layer header", "malformed link-layer headers" },
+	[CAP_NOT_IP] = { "packet not IPv4 or IPv6", "packets not IPv4 or IPv6" },
+	[CAP_TRUNCATED] = { "truncated packet", "truncated packets" },
+	[CAP_BAD_IP] = { "malformed IP header", "malformed IP headers" },
+	[CAP_FRAGMENT] = { "IP fragment (not reassembled)", "IP fragments (not reassembled)" },
+	[CAP_NOT_UDP_TCP] = { "packet not UDP or TCP", "packets not UDP or TCP" },
+	[CAP_BAD_UDP] = { "malformed UDP header", "malformed UDP headers" },
+	[CAP_BAD_TCP] = { "malformed TCP header", "malformed TCP headers" },
+	[CAP_OTHER_PORT] = { "packet on another port", "packets on other ports" },
+	[CAP_SHORT_DNS] = { "packet too short for DNS", "packets too short for DNS" },
+	[CAP_TCP_UNSYNCED] = { "TCP segment before its stream's SYN",
+			       "TCP segments before their stream's SYN" },
+	[CAP_TCP_GAP] = { "TCP gap (data missing)", "TCP gaps (data missing)" },
+	[CAP_TCP_CUT] = { "TCP stream ended inside a message",
+			  "TCP streams ended inside a message" },
+	[CAP_TCP_EVICTED] = { "TCP stream evicted", "TCP streams evicted" },
+	[CAP_FRAMED_ZERO] = { "zero-length framed message", "zero-length framed messages" },
+	[CAP_FRAMED_CUT] = { "framed message cut by the end of the file",
+			     "framed messages cut by the end of the file" },
+	[CAP_FILE_CUT] = { "capture file cut short or damaged",
+			   "capture files cut short or damaged" },
+};
+
+const char *capture_reason_text(int reason, uint64_t n)
+{
+	return reason >= 0 && reason < CAP_REASONS ? reason_nouns[reason][n != 1] : "?";
+}
+
 static size_t min_size(size_t a, size_t b)
 {
 	return a < b ? a : b;

@@ -177,8 +177,14 @@ int capture_read_stream(FILE *f, const char *name, uint16_t port, capture_fn fn,
  * pcap or pcapng magic number: what capture_read() takes for a capture. */
 int capture_is_capture(const uint8_t *head, size_t n);
 
-/** The reason's description ("truncated packet"), or "?" when out of range. */
+/** The reason's description ("truncated packet"), or "?" when out of range;
+ * load --json's key. */
 const char *capture_reason_name(int reason);
+
+/** What @p n of the reason's count are, for "N <text>": a noun taking the
+ * plural ("1 packet on another port", "78 packets on other ports"); "?" when
+ * out of range. */
+const char *capture_reason_text(int reason, uint64_t n);
 
 /** The packet decoder and its TCP streams. */
 typedef struct capture capture_t;

@@ -56,7 +56,7 @@ expect "verify: exit 2" 2 "$bin" verify "$tmp/bad.snap"
 err_has "verify names the file hash" "do not match the trailer's File_Hash"
 
 expect "export: exit 2" 2 "$bin" export "$tmp/bad.snap" -o "$tmp/bad.dnsx"
-err_has "export says its output will not import" "no end record written"
+err_has "export says its output was not written" "$tmp/bad.dnsx not written"
 ok_if "export leaves no file" not test -e "$tmp/bad.dnsx"
 "$bin" export "$tmp/bad.snap" -o - >"$tmp/piped.dnsx" 2>/dev/null
 expect "what export piped out does not import" 2 "$bin" import "$tmp/piped.dnsx" -o "$tmp/p.snap"
