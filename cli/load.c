@@ -170,9 +170,9 @@ static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_i
 		l->oom = 1;
 		return 1;
 	}
-	/* the rest are malformed messages, or ENOTCACHE past the header checks */
-	count(l, err == DNSNAP_ENOTCACHE ? notcache_reason(msg, &d)
-					 : dnsnap_errname(err) ? dnsnap_errname(err) : "error");
+	/* the rest are malformed messages, or ENOTCACHE past the header checks;
+	 * a malformed one by what is wrong ("bad label ..."), not by its code */
+	count(l, err == DNSNAP_ENOTCACHE ? notcache_reason(msg, &d) : dnsnap_strerror(err));
 	return 0;
 }
 
@@ -191,7 +191,7 @@ static void report_unbound(const char *path, const unbound_stats_t *us)
 	for (int r = 0; r < UB_REASONS; r++)
 		if (us->skipped[r])
 			fprintf(stderr, "; %llu %s", (unsigned long long)us->skipped[r],
-				unbound_reason_name(r));
+				unbound_reason_text(r, us->skipped[r]));
 	fputc('\n', stderr);
 }
 

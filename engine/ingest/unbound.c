@@ -51,6 +51,33 @@ const char *unbound_reason_name(int reason)
 	return reason >= 0 && reason < UB_REASONS ? reason_names[reason] : "?";
 }
 
+/* The same, counted: one and many */
+static const char *const reason_nouns[UB_REASONS][2] = {
+	[UB_UNKNOWN_LINE] = { "line of unknown syntax or out of place",
+			      "lines of unknown syntax or out of place" },
+	[UB_LONG_LINE] = { "line too long", "lines too long" },
+	[UB_BAD_RRSET] = { "bad ;rrset line", "bad ;rrset lines" },
+	[UB_BADRR] = { "RRset with a BADRR line", "RRsets with a BADRR line" },
+	[UB_BAD_RR] = { "RRset with a record ldns cannot read",
+			"RRsets with a record ldns cannot read" },
+	[UB_RR_MISMATCH] = { "RRset whose lines disagree on owner, type or class",
+			     "RRsets whose lines disagree on owner, type or class" },
+	[UB_RRSET_CUT] = { "RRset cut short", "RRsets cut short" },
+	[UB_BAD_MSG] = { "bad msg line", "bad msg lines" },
+	[UB_BAD_REF] = { "message with a bad reference", "messages with a bad reference" },
+	[UB_MISSING_RRSET] = { "message whose RRset is not in the dump",
+			       "messages whose RRset is not in the dump" },
+	[UB_MSG_CUT] = { "message cut short", "messages cut short" },
+	[UB_BOGUS] = { "bogus message", "bogus messages" },
+	[UB_TOO_BIG] = { "message over 65535 bytes", "messages over 65535 bytes" },
+	[UB_NO_EOF] = { "dump without its EOF line", "dumps without their EOF line" },
+};
+
+const char *unbound_reason_text(int reason, uint64_t n)
+{
+	return reason >= 0 && reason < UB_REASONS ? reason_nouns[reason][n != 1] : "?";
+}
+
 int unbound_is_dump(const uint8_t *head, size_t n)
 {
 	static const char first[] = "START_RRSET_CACHE";

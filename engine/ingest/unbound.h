@@ -118,6 +118,8 @@ int unbound_read_stream(FILE *f, const char *name, unbound_fn fn, void *arg,
 
 /** The reason's description ("RRset not in the dump"), or "?" when out of range. */
 const char *unbound_reason_name(int reason);
+/** The reason counted, for reports: "1 line too long", "2 lines too long". */
+const char *unbound_reason_text(int reason, uint64_t n);
 
 /* ------------------------------------------------------------ writing */
 

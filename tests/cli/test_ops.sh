@@ -43,8 +43,8 @@ expect "verify the loaded snapshot" 0 "$bin" verify "$tmp/s.snap"
 expect "load: stdin, into the same snapshot, later" 0 sh -c \
 	"'$bin' load '$tmp/s.snap' - --now $((T + 60)) < '$tmp/mixed.dns'" &&
 	same_as_expected "load merge output" load-merge.txt &&
-	err_has "queries counted" "4 responses (2 loaded, 2 refused), 2 distinct questions, 1 query skipped; 1 truncated (TC=1); 1 DNSNAP_ELABEL" &&
-	err_has "TC counted" "1 truncated (TC=1)" && err_has "malformed counted" "1 DNSNAP_ELABEL"
+	err_has "queries counted" "4 responses (2 loaded, 2 refused), 2 distinct questions, 1 query skipped; 1 truncated (TC=1); 1 bad label (over 63 bytes or bad label type)" &&
+	err_has "TC counted" "1 truncated (TC=1)" && err_has "malformed counted" "1 bad label (over 63 bytes or bad label type)"
 frame spec/vectors/invalid/213-msg-query-not-response.msg spec/vectors/invalid/214-msg-truncated-tc.msg > "$tmp/unusable.dns"
 expect "load: nothing usable" 1 "$bin" load "$tmp/none.snap" "$tmp/unusable.dns" &&
 	err_has "nothing usable" "no usable response; no snapshot written"

@@ -366,6 +366,13 @@ static void test_unusable_lines_are_counted_by_reason(void **state)
 	assert_string_equal(unbound_reason_name(UB_MISSING_RRSET),
 			    "message whose RRset is not in the dump");
 	assert_string_equal(unbound_reason_name(UB_REASONS), "?");
+	for (int r = 0; r < UB_REASONS; r++) { /* every reason counted, both forms */
+		assert_non_null(unbound_reason_text(r, 1));
+		assert_non_null(unbound_reason_text(r, 2));
+		assert_string_not_equal(unbound_reason_text(r, 1), unbound_reason_text(r, 2));
+	}
+	assert_string_equal(unbound_reason_text(UB_LONG_LINE, 1), "line too long");
+	assert_string_equal(unbound_reason_text(UB_LONG_LINE, 0), "lines too long");
 	got_free(&g);
 }
 
