@@ -1100,6 +1100,26 @@ static raw_rr_t *wire_walk(const uint8_t *w, size_t len, uint8_t *copy, size_t *
 	return rr;
 }
 
+/* A message for the printers: ldns's packet, read from a copy in which
+ * wire_walk() relabelled what ldns cannot read, and those records' rdata as
+ * received (*raw, *n_raw; free it). @return 0, or -1 when ldns cannot read it */
+static int read_message(const uint8_t *wire, size_t len, ldns_pkt **pkt, raw_rr_t **raw,
+			size_t *n_raw)
+{
+	*pkt = NULL;
+	*n_raw = 0;
+	uint8_t *copy = len >= 12 ? malloc(len) : NULL;
+	*raw = copy ? wire_walk(wire, len, copy, n_raw) : NULL;
+	int ok = len >= 12 && ldns_wire2pkt(pkt, *raw ? copy : wire, len) == LDNS_STATUS_OK;
+	free(copy);
+	if (!ok) {
+		free(*raw);
+		*raw = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 {
 	return print_dns_message_note(f, wire, len, when, NULL);
@@ -1108,16 +1128,11 @@ int print_dns_message(FILE *f, const uint8_t *wire, size_t len, uint32_t when)
 int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t when,
 			   const char *note)
 {
-	ldns_pkt *pkt = NULL;
-	uint8_t *copy = len >= 12 ? malloc(len) : NULL;
-	size_t n_raw = 0;
-	raw_rr_t *raw = copy ? wire_walk(wire, len, copy, &n_raw) : NULL;
-	if (len < 12 || ldns_wire2pkt(&pkt, raw ? copy : wire, len) != LDNS_STATUS_OK) {
-		free(copy);
-		free(raw);
+	ldns_pkt *pkt;
+	size_t n_raw;
+	raw_rr_t *raw;
+	if (read_message(wire, len, &pkt, &raw, &n_raw) != 0)
 		return DNSNAP_ERDATA;
-	}
-	free(copy);
 	char b1[32], b2[32];
 	unsigned flags = u16(wire + 2), ext = ldns_pkt_edns(pkt) ? ldns_pkt_edns_extended_rcode(pkt)
 								: 0;
@@ -1241,16 +1256,11 @@ static void json_rr(jw_t *j, const ldns_rr *rr, const raw_rr_t *raw)
 
 int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 {
-	ldns_pkt *pkt = NULL;
-	uint8_t *copy = len >= 12 ? malloc(len) : NULL;
-	size_t n_raw = 0, k = 0;
-	raw_rr_t *raw = copy ? wire_walk(wire, len, copy, &n_raw) : NULL;
-	if (len < 12 || ldns_wire2pkt(&pkt, raw ? copy : wire, len) != LDNS_STATUS_OK) {
-		free(copy);
-		free(raw);
+	ldns_pkt *pkt;
+	size_t n_raw, k = 0;
+	raw_rr_t *raw;
+	if (read_message(wire, len, &pkt, &raw, &n_raw) != 0)
 		return DNSNAP_ERDATA;
-	}
-	free(copy);
 	unsigned flags = u16(wire + 2);
 	jw_t j;
 	jw_init(&j, f);

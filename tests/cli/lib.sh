@@ -22,6 +22,15 @@ same_as() {
 		fails=$((fails + 1))
 	fi
 }
+# says NAME LINE: the last stderr is exactly LINE
+says() {
+	if [ "$(cat "$tmp/err")" != "$2" ]; then
+		echo "not ok - $1: stderr is not exactly:"; echo "#   $2"; sed 's/^/# got /' "$tmp/err"
+		fails=$((fails + 1))
+	else
+		echo "ok - $1: the message"
+	fi
+}
 # err_has NAME TEXT: the last stderr holds TEXT
 err_has() {
 	if ! grep -qF -- "$2" "$tmp/err"; then

@@ -11,16 +11,6 @@ trap 'rm -rf "$tmp"' EXIT
 . tests/cli/lib.sh
 V=spec/vectors/valid
 
-# says NAME LINE: the last stderr is exactly LINE
-says() {
-	if [ "$(cat "$tmp/err")" != "$2" ]; then
-		echo "not ok - $1: stderr is not exactly:"; echo "#   $2"; sed 's/^/# got /' "$tmp/err"
-		fails=$((fails + 1))
-	else
-		echo "ok - $1: the message"
-	fi
-}
-
 "$build"/resolver_demo fill "$tmp/x.snap" 300 > /dev/null 2>&1 ||
 	{ echo "not ok - resolver_demo fill"; exit 1; }
 name=$("$bin" dump "$tmp/x.snap" --type A | awk 'NR == 1 { print $2; exit }')

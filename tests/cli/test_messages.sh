@@ -13,15 +13,6 @@ trap 'rm -rf "$tmp"' EXIT
 V=spec/vectors/valid
 I=spec/vectors/invalid
 
-# says NAME LINE: the last stderr is exactly LINE
-says() {
-	if [ "$(cat "$tmp/err")" != "$2" ]; then
-		echo "not ok - $1: stderr is not exactly:"; echo "#   $2"; sed 's/^/# got /' "$tmp/err"
-		fails=$((fails + 1))
-	else
-		echo "ok - $1: the message"
-	fi
-}
 # json_is NAME PYTHON-EXPRESSION: the last stdout is one JSON object j for
 # which the expression holds
 json_is() {

@@ -13,14 +13,6 @@ trap 'rm -rf "$tmp"' EXIT
 . tests/cli/lib.sh
 V=spec/vectors/valid
 
-says() {
-	if [ "$(cat "$tmp/err")" != "$2" ]; then
-		echo "not ok - $1: stderr is not exactly:"; echo "#   $2"; sed 's/^/# got /' "$tmp/err"
-		fails=$((fails + 1))
-	else
-		echo "ok - $1: the message"
-	fi
-}
 inode() { ls -i "$1" | cut -d' ' -f1; }
 
 # ------------------------------------------------------ demo -: read once
