@@ -56,6 +56,7 @@ typedef struct load {
 	 * SNAP's own entry (the merge's keep rule). tally() does the arithmetic.
 	 */
 	uint64_t responses, queries, inserted;
+	uint64_t accepted;       /* the cache took it: inserted + kept */
 	uint64_t kept;           /* dropped by the keep rule for an earlier one */
 	uint64_t questions;      /* the load's entries: one per question */
 	uint64_t replaced;       /* inserted, then replaced by a later response */
@@ -158,12 +159,7 @@ static int on_message(void *arg, const uint8_t *msg, size_t len, const capture_i
 	dnsnap_diag_t d;
 	int err = dnsnap_cache_insert(l->c, msg, len, at, NULL, 0, l->scratch, &d);
 	if (err == DNSNAP_OK) {
-		dnsnap_cache_stats_t st;
-		dnsnap_cache_stats(l->c, &st);
-		if (st.kept != l->kept)
-			l->kept = st.kept; /* an earlier one with DNSSEC records stays */
-		else
-			l->inserted++;
+		l->accepted++; /* inserted, or left for an earlier one: tally() tells */
 		return 0;
 	}
 	if (err == DNSNAP_ENOMEM) {
@@ -337,6 +333,8 @@ static void tally(load_t *l)
 {
 	dnsnap_cache_stats_t cst;
 	dnsnap_cache_stats(l->c, &cst);
+	l->kept = cst.kept; /* the cache counts what its keep rule dropped */
+	l->inserted = l->accepted - l->kept;
 	l->questions = cst.entries;
 	l->replaced = l->inserted - l->questions;
 	l->expired = 0;

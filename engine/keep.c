@@ -23,24 +23,10 @@ static int is_data(const dnsnap_rr_t *rr)
 	return !(rr->section == DNSNAP_SEC_AUTHORITY && rr->type == 43); /* DS */
 }
 
-static int same_name(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	if (alen != blen)
-		return 0;
-	for (size_t i = 0; i < alen; i++) {
-		uint8_t x = a[i], y = b[i];
-		x = (uint8_t)(x >= 'A' && x <= 'Z' ? x + 32 : x);
-		y = (uint8_t)(y >= 'A' && y <= 'Z' ? y + 32 : y);
-		if (x != y)
-			return 0;
-	}
-	return 1;
-}
-
 static int same_rr(const dnsnap_rr_t *a, const dnsnap_rr_t *b)
 {
 	return a->section == b->section && a->type == b->type && a->rclass == b->rclass &&
-	       a->rdlen == b->rdlen && same_name(a->owner, a->owner_len, b->owner, b->owner_len) &&
+	       a->rdlen == b->rdlen && dnsnap_name_eq(a->owner, a->owner_len, b->owner, b->owner_len) &&
 	       memcmp(a->rdata, b->rdata, a->rdlen) == 0;
 }
 
