@@ -47,3 +47,23 @@ ok_if() {
 }
 # not COMMAND...: succeeds when COMMAND fails (for ok_if)
 not() { ! "$@"; }
+# frame FILE...: each file as a TCP-framed message (2-byte big-endian length)
+frame() {
+	for f in "$@"; do
+		n=$(wc -c < "$f")
+		printf "\\$(printf %03o $((n >> 8)))\\$(printf %03o $((n & 255)))"
+		cat "$f"
+	done
+}
+# lines_ok NAME PYTHON-ASSERTION: the last stdout is JSON lines (list l)
+lines_ok() {
+	if python3 -c "import json, sys
+l = [json.loads(x) for x in open(sys.argv[1])]
+assert $2, l" "$tmp/out" 2>"$tmp/py"; then
+		echo "ok - $1"
+	else
+		echo "not ok - $1"; sed 's/^/#   /' "$tmp/py" | tail -3; fails=$((fails + 1))
+	fi
+}
+# noid: the message ID out of printed replies (get asks with a random one)
+noid() { sed 's/^\(;; ->>HEADER<<- .*, id: \)[0-9]*$/\1ID/'; }

@@ -36,16 +36,6 @@ assert $a, d" "$tmp/out" "$@" 2>"$tmp/py"; then
 		echo "not ok - $n"; sed 's/^/#   /' "$tmp/py" | tail -3; fails=$((fails + 1))
 	fi
 }
-# lines_ok NAME PYTHON-ASSERTION: the last stdout is JSON lines (list l)
-lines_ok() {
-	if python3 -c "import json, sys
-l = [json.loads(x) for x in open(sys.argv[1])]
-assert $2, l" "$tmp/out" 2>"$tmp/py"; then
-		echo "ok - $1"
-	else
-		echo "not ok - $1"; sed 's/^/#   /' "$tmp/py" | tail -3; fails=$((fails + 1))
-	fi
-}
 # the name as the JSON writer gives it: ASCII as is, the byte 0xff as U+00FF
 WANT='os.fsencode(sys.argv[0]).decode("latin-1")'
 

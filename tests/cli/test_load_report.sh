@@ -32,13 +32,6 @@ out_is() {
 		fails=$((fails + 1))
 	fi
 }
-frame() {
-	for f in "$@"; do
-		n=$(wc -c < "$f")
-		printf "\\$(printf %03o $((n >> 8)))\\$(printf %03o $((n & 255)))"
-		cat "$f"
-	done
-}
 
 "$build"/mkcaptures "$tmp/cap" > /dev/null &&
 	"$build"/mkcaptures --timed "$tmp/p5353.pcap" "$(date +%s)" 5353 ||

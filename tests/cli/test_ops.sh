@@ -21,15 +21,6 @@ same_as_expected() {
 	same_as "$1" "$exp/$2"
 }
 
-# frame FILE...: each file as a TCP-framed message (2-byte big-endian length)
-frame() {
-	for f in "$@"; do
-		n=$(wc -c < "$f")
-		printf "\\$(printf %03o $((n >> 8)))\\$(printf %03o $((n & 255)))"
-		cat "$f"
-	done
-}
-
 frame spec/vectors/valid/*.msg > "$tmp/valid.dns"
 # the responses of 001 and 005 again, a query, a truncated and a malformed one
 frame spec/vectors/valid/001-a.msg spec/vectors/invalid/213-msg-query-not-response.msg \

@@ -46,10 +46,6 @@ done
 port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
 [ -n "$port" ] || { echo "not ok - serve did not start"; cat "$T/log"; exit 1; }
 
-# dig_of NAME TYPE [+dnssec]: dig's output from its header line on, without
-# what only dig prints; get_of NAME TYPE [--do]: get's, without its WHEN line.
-# The IDs differ (both random): made equal.
-noid() { sed 's/^\(;; ->>HEADER<<- .*, id: \)[0-9]*$/\1ID/'; }
 dig_of() {
 	dig @127.0.0.1 -p "$port" +tries=2 +time=2 +noadflag "$@" | sed -n '/^;; ->>HEADER<<-/,$p' |
 		grep -v '^;; \(Query time\|SERVER\|WHEN\): \|^; COOKIE: ' | noid

@@ -19,17 +19,6 @@ one=$tmp/one.snap
 
 [ -x "$bin" ] || { echo "not ok - $bin is not built"; exit 1; }
 
-# lines_ok NAME PYTHON-ASSERTION: the last stdout is JSON lines (list l)
-lines_ok() {
-	if python3 -c "import json, sys
-l = [json.loads(x) for x in open(sys.argv[1])]
-assert $2, l" "$tmp/out" 2>"$tmp/py"; then
-		echo "ok - $1"
-	else
-		echo "not ok - $1"; sed 's/^/#   /' "$tmp/py" | tail -3; fails=$((fails + 1))
-	fi
-}
-
 # json_ok NAME PYTHON-ASSERTION: the last stdout is one JSON value (d)
 json_ok() {
 	if python3 -c "import json, sys
@@ -76,15 +65,6 @@ expect "info --json: no such file" 2 "$bin" info --json "$tmp/none"
 lines_ok "info --json: ENOENT" "l == [{'file': '$tmp/none', \
 'error': 'No such file or directory', 'code': 'ENOENT'}]"
 
-# ------------------------------------------------ stats before an inception
-# frame FILE...: each file as a TCP-framed message (2-byte big-endian length)
-frame() {
-	for f in "$@"; do
-		n=$(wc -c <"$f")
-		printf "\\$(printf %03o $((n >> 8)))\\$(printf %03o $((n & 255)))"
-		cat "$f"
-	done
-}
 # 10 entries cached at T, 2 of them (001's and 005's) cached again at T + 60
 frame spec/vectors/valid/*.msg >"$tmp/valid.dns"
 frame spec/vectors/valid/001-a.msg spec/vectors/valid/005-nxdomain.msg >"$tmp/later.dns"

@@ -66,8 +66,6 @@ flags_of() {
 	sed -n 's/^;; flags: \([a-z ]*\);.*/\1/p' "$1" | tr -s ' ' | sed 's/ $//'
 	sed -n 's/.*\(status\|rcode\): \([A-Z]*\),.*/\2/p' "$1"
 }
-# noid: the message ID out of printed replies (get asks with a random one)
-noid() { sed 's/^\(;; ->>HEADER<<- .*, id: \)[0-9]*$/\1ID/'; }
 # rcode_of HEX: the reply's RCODE (the low 4 bits of byte 3)
 rcode_of() { echo $((0x$(printf '%s' "$1" | cut -c8) & 15)); }
 
