@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "byteorder.h"
 #include "cache_internal.h"
 
 /* The records that make an entry's data: not the DNSSEC ones, not additional. */
@@ -77,14 +78,17 @@ static int same_data(const uint8_t *a, size_t alen, const uint8_t *b, size_t ble
 int dnsnap__keep_older(const uint8_t *older, size_t older_len, const uint8_t *newer,
 		       size_t newer_len)
 {
+	/* the usual refresh (no DNSSEC records in the older, or some in the newer)
+	 * is told by the Flags at byte 12 alone: under the shard's write lock */
+	if (older_len < 14 || newer_len < 14 || !(ld16le(older + 12) & DNSNAP_EF_DNSSEC) ||
+	    (ld16le(newer + 12) & DNSNAP_EF_DNSSEC))
+		return 0;
 	dnsnap_hdr_t o, n;
 	if (dnsnap_entry_header(older, older_len, &o, NULL) != DNSNAP_OK ||
 	    dnsnap_entry_header(newer, newer_len, &n, NULL) != DNSNAP_OK)
 		return 0;
 	/* the older must still be live when the newer arrives */
 	if ((int32_t)(o.expiry - n.inception) <= 0)
-		return 0;
-	if (!(o.flags & DNSNAP_EF_DNSSEC) || (n.flags & DNSNAP_EF_DNSSEC))
 		return 0;
 	if (dnsnap_hdr_rcode(&o) != dnsnap_hdr_rcode(&n) || dnsnap_hdr_kind(&o) != dnsnap_hdr_kind(&n))
 		return 0;
