@@ -36,6 +36,7 @@
  * something of the quality and cost of the index hashes in use, not SipHash).
  */
 #include "before.h"
+#include "byteorder.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -122,11 +123,6 @@ struct before_cache {
 };
 
 /* ---------------------------------------------------------------- helpers */
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -264,10 +260,10 @@ static int parse_rr(const uint8_t *msg, size_t len, size_t *pos, before_rr_t *r)
 		return -1;
 	const uint8_t *p = msg + *pos;
 	memset(r, 0, sizeof *r);
-	r->type = get16(p);
-	r->rclass = get16(p + 2);
+	r->type = ld16be(p);
+	r->rclass = ld16be(p + 2);
 	r->ttl = get32(p + 4);
-	size_t rdlen = get16(p + 8), rd = *pos + 10;
+	size_t rdlen = ld16be(p + 8), rd = *pos + 10;
 	if (rd + rdlen > len)
 		return -1;
 	*pos = rd + rdlen;
@@ -370,16 +366,16 @@ static int grow(before_cache_t *c)
 
 int before_insert(before_cache_t *c, const uint8_t *msg, size_t len, uint32_t now)
 {
-	if (len < 12 || !(msg[2] & 0x80) || get16(msg + 4) != 1)
+	if (len < 12 || !(msg[2] & 0x80) || ld16be(msg + 4) != 1)
 		return -1;
-	uint16_t flags = get16(msg + 2);
+	uint16_t flags = ld16be(msg + 2);
 	size_t pos = 12, nlen;
 	uint8_t qname[255];
 	if (unpack_name(msg, len, &pos, qname, &nlen) != 0 || pos + 4 > len)
 		return -1;
 	for (size_t i = 0; i < nlen; i++)
 		qname[i] = lower(qname[i]);
-	uint16_t qtype = get16(msg + pos), qclass = get16(msg + pos + 2);
+	uint16_t qtype = ld16be(msg + pos), qclass = ld16be(msg + pos + 2);
 	uint8_t kflags = (flags & 0x0010) ? 1 : 0;
 	pos += 4;
 
@@ -395,7 +391,7 @@ int before_insert(before_cache_t *c, const uint8_t *msg, size_t len, uint32_t no
 	uint32_t ttl = UINT32_MAX;
 	rr_vec_t *sec[3] = {&e->answer, &e->authority, &e->additional};
 	for (int s = 0; s < 3; s++) {
-		unsigned count = get16(msg + 6 + 2 * s);
+		unsigned count = ld16be(msg + 6 + 2 * s);
 		for (unsigned k = 0; k < count; k++) {
 			before_rr_t r;
 			int rc = parse_rr(msg, len, &pos, &r);
@@ -454,7 +450,7 @@ static int name_eq_nocase(const uint8_t *a, const uint8_t *b, size_t n)
 int before_answer(before_cache_t *c, const uint8_t *query, size_t qlen, uint32_t now,
 		  uint8_t *out, size_t cap, size_t *out_len)
 {
-	if (qlen < 12 || (query[2] & 0x80) || get16(query + 4) != 1)
+	if (qlen < 12 || (query[2] & 0x80) || ld16be(query + 4) != 1)
 		return -1;
 	uint8_t qname[255];
 	size_t pos = 12, nlen = 0;
@@ -473,8 +469,8 @@ int before_answer(before_cache_t *c, const uint8_t *query, size_t qlen, uint32_t
 	}
 	if (pos + 4 > qlen)
 		return -1;
-	uint16_t qflags = get16(query + 2);
-	uint16_t qtype = get16(query + pos), qclass = get16(query + pos + 2);
+	uint16_t qflags = ld16be(query + 2);
+	uint16_t qtype = ld16be(query + pos), qclass = ld16be(query + pos + 2);
 	uint8_t kflags = (qflags & 0x0010) ? 1 : 0;
 	size_t qend = pos + 4;
 

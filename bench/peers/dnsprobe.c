@@ -63,11 +63,6 @@ static void die(const char *what)
 	exit(2);
 }
 
-static unsigned get16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
-}
-
 /* "name. TYPE" to a whole query message (ID 0, RD, one question, OPT 1232). */
 static int encode(const char *name, const char *type, query_t *q)
 {
@@ -179,7 +174,7 @@ static const char *const reply_name[R_KINDS] = {"hits",	   "noerror_nohit", "tc"
 static int classify(const uint8_t *r, size_t len, const query_t *q)
 {
 	size_t qlen = q->len - 11u - 12u; /* the question, without header and OPT */
-	if (len < 12 + qlen || !(r[2] & 0x80) || get16(r + 4) != 1 ||
+	if (len < 12 + qlen || !(r[2] & 0x80) || ld16be(r + 4) != 1 ||
 	    memcmp(r + 12 + qlen - 4, q->wire + 12 + qlen - 4, 4) != 0)
 		return -1;
 	for (size_t k = 0; k < qlen - 4; k++) /* the name, ASCII case-insensitively */
@@ -196,13 +191,13 @@ static int classify(const uint8_t *r, size_t len, const query_t *q)
 		return R_OTHER;
 	if (r[2] & 0x02)
 		return R_TC;
-	if (get16(r + 6) == 0)
+	if (ld16be(r + 6) == 0)
 		return R_EMPTY;
 	size_t o = 12 + qlen; /* the first answer's owner: a pointer or labels */
 	while (o < len && r[o] != 0 && (r[o] & 0xc0) != 0xc0)
 		o += 1 + r[o];
 	o += o < len && r[o] != 0 ? 2 : 1;
-	if (o + 2 > len || get16(r + o) != q->qtype)
+	if (o + 2 > len || ld16be(r + o) != q->qtype)
 		return R_EMPTY;
 	return R_HIT;
 }
@@ -255,8 +250,8 @@ static int cmd_lat(unsigned conc, double seconds)
 			ssize_t n;
 			while ((n = recv_any(r, sizeof r)) >= 0) {
 				uint64_t tr = now_ns();
-				unsigned s = n >= 2 ? get16(r) & (MAX_CONC - 1) : MAX_CONC;
-				if (s >= conc || !slots[s].busy || slots[s].id != get16(r))
+				unsigned s = n >= 2 ? ld16be(r) & (MAX_CONC - 1) : MAX_CONC;
+				if (s >= conc || !slots[s].busy || slots[s].id != ld16be(r))
 					continue;
 				int kind = classify(r, (size_t)n, &queries[slots[s].qi]);
 				if (kind < 0)
@@ -328,7 +323,7 @@ static int cmd_first(unsigned interval_us, double seconds, char **cmd)
 		ssize_t n;
 		while ((n = recv_any(r, sizeof r)) >= 0) {
 			uint64_t tr = now_ns();
-			uint16_t age = (uint16_t)((uint16_t)asked - get16(r)); /* 1: the latest */
+			uint16_t age = (uint16_t)((uint16_t)asked - ld16be(r)); /* 1: the latest */
 			if (n < 12 || age == 0 || age > RING || age > asked)
 				continue;
 			int kind = classify(r, (size_t)n, &queries[asked_qi[(asked - age) % RING]]);

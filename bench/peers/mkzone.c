@@ -20,14 +20,10 @@
 #include <stdlib.h>
 
 #include "../mix.h"
+#include "byteorder.h"
 
 #define MIN_TTL 3600
 #define DEFAULT_SEED 42
-
-static unsigned get16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
-}
 
 /* A wire name without compression (the mix's question) as text with the dot. */
 static void put_name(FILE *f, const uint8_t *w)
@@ -62,15 +58,15 @@ static int entry(FILE *zone, FILE *queries, size_t i)
 	while (msg[o] != 0)
 		o += 1 + msg[o];
 	o += 1;
-	unsigned qtype = get16(msg + o);
+	unsigned qtype = ld16be(msg + o);
 	const char *tname = qtype == MIX_TYPE_A ? "A" : qtype == MIX_TYPE_AAAA ? "AAAA" : "TXT";
 	o += 4;
 	put_name(queries, qname);
 	fprintf(queries, " %s\n", tname);
-	for (unsigned r = 0; r < get16(msg + 6); r++) {
+	for (unsigned r = 0; r < ld16be(msg + 6); r++) {
 		/* owner 0xc00c, type, class, TTL, RDLENGTH */
-		uint32_t ttl = (uint32_t)get16(msg + o + 6) << 16 | get16(msg + o + 8);
-		size_t rdlen = get16(msg + o + 10);
+		uint32_t ttl = (uint32_t)ld16be(msg + o + 6) << 16 | ld16be(msg + o + 8);
+		size_t rdlen = ld16be(msg + o + 10);
 		const uint8_t *rd = msg + o + 12;
 		put_name(zone, qname);
 		fprintf(zone, " %u IN %s ", ttl < MIN_TTL ? MIN_TTL : ttl, tname);
@@ -78,7 +74,7 @@ static int entry(FILE *zone, FILE *queries, size_t i)
 			fprintf(zone, "%u.%u.%u.%u", rd[0], rd[1], rd[2], rd[3]);
 		} else if (qtype == MIX_TYPE_AAAA) {
 			for (int k = 0; k < 16; k += 2)
-				fprintf(zone, "%s%x", k ? ":" : "", get16(rd + k));
+				fprintf(zone, "%s%x", k ? ":" : "", ld16be(rd + k));
 		} else {
 			put_txt(zone, rd, rdlen);
 		}
