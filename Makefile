@@ -7,7 +7,7 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Itests/helpers -MMD -MP
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -71,13 +71,13 @@ LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
 INGEST_SRC = $(wildcard engine/ingest/*.c)
 INGEST_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INGEST_SRC))
-CLI_SRC    = $(wildcard cli/*.c)
+CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
 # packet handler: serve test; the JSON writer, options and times: cli test) and the
 # ingest library (capture and unbound tests).
 HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c \
-	     cli/serve_reply.c cli/json.c cli/opt.c cli/util.c
+	     cli/serve/serve_reply.c cli/json.c cli/opt.c cli/util.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC)) $(BUILD)/libdnsnap-ingest.a
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
@@ -323,11 +323,11 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c en
 		-lpcap -o $@
 
 # serve's packet handler (no sockets) over the library.
-$(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve_reply.c cli/serve.h tests/helpers/wb.c \
+$(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve/serve_reply.c cli/serve/serve.h tests/helpers/wb.c \
 			  $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $@"
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -pthread -Wall -Wextra $(WERROR) $< cli/serve_reply.c \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< cli/serve/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 
 -include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \

@@ -1,5 +1,5 @@
 /*
- * fuzz_serve: a received message -> serve_reply() (cli/serve_reply.c), the
+ * fuzz_serve: a received message -> serve_reply() (cli/serve/serve_reply.c), the
  * packet handler of `dnsnap serve`, over a small cache.
  *
  * Input: the message as received. The transport and the clock come from its
@@ -23,7 +23,7 @@
  *     the last record, owned by the root; nothing after the last record;
  *   - on a miss of a query with EDNS, hold the EDE option SERVE_EDE_CODE.
  *
- * Link: the format and engine sources, cli/serve_reply.c, tests/helpers.
+ * Link: the format and engine sources, cli/serve/serve_reply.c, tests/helpers.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * test_serve.c: serve_reply() (cli/serve_reply.c), the packet handler of
+ * test_serve.c: serve_reply() (cli/serve/serve_reply.c), the packet handler of
  * `dnsnap serve`: hits are the engine's answers byte for byte, sized by the
  * transport; misses, malformed queries, other opcodes and EDNS versions get
  * the error replies of serve.h, byte for byte; what cannot be answered is

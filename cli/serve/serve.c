@@ -1,5 +1,10 @@
 /*
- * serve.c: `dnsnap serve SNAP`, a cache-only DNS server over UDP and TCP.
+ * cli/serve/: `dnsnap serve`, the reference embedding of libdnsnap: a DNS
+ * server that answers from the cache and its snapshot (and, with
+ * --upstream, a caching forwarder). The inspection commands stay in cli/;
+ * the server's networking lives here.
+ *
+ * serve.c: `dnsnap serve SNAP`, the command: sockets, threads, signals.
  *
  * Threads:
  * - per listen address, N UDP workers, each with its own socket bound with
