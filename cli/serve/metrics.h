@@ -1,0 +1,94 @@
+/*
+ * metrics.h: what `dnsnap serve` counts, and its two renderings: Prometheus
+ * text (served over HTTP on --metrics ADDR:PORT) and a JSON object (SIGUSR1
+ * and exit with --json). serve.c fills a struct serve_stats from its
+ * per-thread counters, the forwarder and the library whenever a rendering is
+ * asked for; the renderers only read it.
+ */
+#ifndef DNSNAP_SERVE_METRICS_H
+#define DNSNAP_SERVE_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hist.h"
+#include "json.h"
+
+#define STATS_MAX_UPSTREAMS 8
+
+/* The rcodes counted one by one; the rest are counted as "other". */
+enum { RC_NOERROR, RC_FORMERR, RC_SERVFAIL, RC_NXDOMAIN, RC_NOTIMP, RC_REFUSED, RC_BADVERS,
+       RC_OTHER, RC_N };
+
+/* Why a query got no reply. */
+enum { DROP_MALFORMED,    /* under 12 bytes, a response (QR=1), over 4096 bytes */
+       DROP_OVERLOAD,     /* --max-outstanding upstream queries were in flight */
+       DROP_WAITERS,      /* too many clients already waited for that key */
+       DROP_SEND,         /* the reply could not be sent (sendmsg failed) */
+       DROP_N };
+
+struct upstream_stats {
+	char name[64];           /* "127.0.0.1:53" */
+	uint64_t queries;        /* attempts sent (UDP and TCP) */
+	uint64_t answers;        /* accepted replies */
+	uint64_t timeouts;       /* attempts that got no accepted reply in time */
+	uint64_t errors;         /* network errors, garbage, SERVFAIL/REFUSED, TC over TCP */
+	uint64_t mismatched;     /* replies refused: wrong ID, question, source or case */
+	uint64_t tcp_fallbacks;  /* TC=1 over UDP, asked again over TCP */
+	int healthy;             /* 1 usable now, 0 marked down (backing off) */
+	struct hist latency;     /* attempt sent -> accepted reply */
+};
+
+struct serve_stats {
+	uint64_t queries_udp, queries_tcp;
+	uint64_t hits_memory, hits_map;      /* fresh answers from each tier */
+	uint64_t misses;                     /* neither tier had a fresh entry */
+	uint64_t stale;                      /* stale answers (RFC 8767) */
+	uint64_t upstream_answers;           /* clients answered with an upstream reply */
+	uint64_t servfail_upstream;          /* clients given SERVFAIL: every upstream failed */
+	uint64_t refused_acl;                /* REFUSED: source not in --allow */
+	uint64_t truncated;                  /* UDP answers sent with TC=1 */
+	uint64_t rcode[RC_N];                /* every reply sent, by rcode */
+	uint64_t drops[DROP_N];
+	uint64_t tcp_connections, tcp_refused, tcp_idle_closed;
+	struct hist answer_latency_cache;    /* received -> reply sent, cache answers */
+	struct hist answer_latency_upstream; /* received -> reply sent, after an upstream query */
+	/* the forwarder (all 0 without --upstream) */
+	int forwarding;
+	uint64_t upstream_outstanding;       /* queries in flight now */
+	uint64_t upstream_coalesced;         /* misses that waited on a query already in flight */
+	int nupstreams;
+	struct upstream_stats up[STATS_MAX_UPSTREAMS];
+	/* the in-memory cache (dnsnap_cache_stats()) */
+	uint64_t cache_entries, cache_bytes, cache_max_bytes, cache_inserts, cache_evictions;
+	/* the mapped snapshot */
+	int map_open;                        /* a snapshot is attached */
+	uint64_t map_entries;
+	uint64_t map_created_at;             /* Unix seconds, 0: none */
+	uint64_t map_damaged;                /* entries found damaged by lookups */
+	/* snapshots written while serving */
+	uint64_t snapshot_writes, snapshot_write_errors;
+	uint64_t snapshot_last_at;           /* Unix seconds of the last publish, 0: none */
+	double snapshot_last_seconds;        /* how long it took */
+	uint64_t snapshot_last_entries;
+	double snapshot_longest_pause_ms;    /* longest a cache shard was held from inserts */
+	uint64_t now;                        /* Unix seconds when filled */
+	uint64_t start_time;                 /* Unix seconds the server started */
+};
+
+/* Write the Prometheus text exposition (version 0.0.4) of @p st to @p out. */
+void metrics_prom(const struct serve_stats *st, FILE *out);
+
+/* Write @p st's members into the JSON object open in @p j (the keys are
+ * listed in the man page, SERVE COUNTERS). */
+void metrics_json(const struct serve_stats *st, jw_t *j);
+
+/* The HTTP endpoint: GET /metrics answers metrics_prom() of what @p collect
+ * fills (called from the HTTP thread); any other path is 404. */
+struct metrics_http;
+int metrics_http_start(const char *addr_port, void (*collect)(void *arg, struct serve_stats *out),
+		       void *arg, struct metrics_http **out, char *err, size_t errcap);
+void metrics_http_stop(struct metrics_http *m);
+
+#endif
