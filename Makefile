@@ -30,8 +30,9 @@ DEMO_ENTRIES ?= 200000
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
        unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps
-# ...and those of the peer benchmark (make bench-peers installs them; make test does not).
-PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils
+# ...and those of the peer and deploy benchmarks (make bench-peers and make bench-deploy
+# install them; make test does not).
+PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils dnsdist python3
 PEERS_NAMES ?= 100000
 # ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
 # the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
@@ -86,7 +87,7 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
-	bench-peers install uninstall clean help
+	bench-peers bench-deploy install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -191,6 +192,10 @@ bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs 
 	$(call install_missing,$(PKGS_PEERS),make bench-peers)
 	bench/peers/run.sh $(BUILD) $(PEERS_NAMES)
 
+bench-deploy: deps all $(BUILD)/peers_mkzone $(BUILD)/deploy_zipfload ## restarts under load: serve, Unbound, kresd, dnsdist
+	$(call install_missing,$(PKGS_PEERS),make bench-deploy)
+	bench/deploy/run.sh $(BUILD) $(PEERS_NAMES)
+
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 # Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library
 # (libdnsnap-ingest.a) is the tool's, not installed. After installing into a directory of
@@ -293,6 +298,10 @@ $(BUILD)/peers_mkzone: $(BUILD)/bench/peers/mkzone.o $(BUILD)/bench/mix.o
 
 $(BUILD)/peers_dnsprobe: $(BUILD)/bench/peers/dnsprobe.o
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+# The deploy benchmark's load generator: Zipf names at a fixed rate, libc only.
+$(BUILD)/deploy_zipfload: $(BUILD)/bench/deploy/zipfload.o
+	$(Q)$(CC) $(CFLAGS) $^ -lm -pthread -o $@
 
 # Fuzz targets: clang, libFuzzer, ASan+UBSan, the library and Unbound's dump reader
 # (engine/ingest/unbound.c, which parses with ldns) compiled in.
