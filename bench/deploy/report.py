@@ -232,6 +232,22 @@ def main():
             detail = ", ".join(f"{a} {b}" for a, b in v.items() if a != "met")
             md.append(f"- {k}: {'met' if v['met'] else 'NOT met'} ({detail})")
         md.append("")
+    pause = None
+    pp = os.path.join(out, "pause", "pause.json")
+    if os.path.exists(pp):
+        with open(pp) as f:
+            pause = json.load(f)
+        md.append("### Snapshot while serving (bench/deploy/pause.sh)")
+        md.append("")
+        md.append(f"{pause['entries']} entries in memory, a snapshot of {pause['snapshot_bytes']} "
+                  f"bytes written on SIGUSR2 in {fmt(pause['write_s_from_log'])} s (dnsnap's log: "
+                  f"`{pause['log_line']}`), hits at {pause['rate_qps']} q/s meanwhile. Worst answer "
+                  f"latency: {fmt(pause['worst_latency_us_during_write'])} us during the write, "
+                  f"{fmt(pause['worst_latency_us_outside'])} us outside it (p99 of the worst per "
+                  f"10 ms outside: {fmt(pause['p99_of_10ms_worst_us_outside'])} us); lost "
+                  f"{pause['lost_during_write']} during the write, {pause['lost_whole_stream']} "
+                  "in all.")
+        md.append("")
     md.append(f"Whole run: {meta.get('elapsed_s', '?')} s.")
     text = "\n".join(md) + "\n"
     doc = {
@@ -247,6 +263,7 @@ def main():
         "steady": {"dnsperf": f"-c 4 -T 1 -q 200 -l {meta['secs']}",
                    "rounds": int(meta["rounds"]), "servers": st},
         "targets": targets,
+        "snapshot_pause": pause,
         "elapsed_s": int(meta["elapsed_s"]) if meta.get("elapsed_s") else None,
     }
     with open(os.path.join(out, "results.md"), "w") as f:

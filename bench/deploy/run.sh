@@ -48,6 +48,9 @@
 #    dnsdist; Unbound and kresd may send more than one for a miss (none of
 #    the names needs more than one here: no delegations, no CNAMEs), so for
 #    them it is a floor.
+# 3. With dnsnap: bench/deploy/pause.sh, the longest answer pause while dnsnap
+#    writes a snapshot of DEPLOY_PAUSE_ENTRIES (default 1,000,000; 0: none)
+#    in-memory entries, into DEPLOY_OUT/pause/.
 # Output: a table per server on stdout (DEPLOY_OUT/results.md) and one JSON
 # object (DEPLOY_OUT/results.json); bench/deploy/report.py makes both.
 #
@@ -457,6 +460,15 @@ for n in dnsnap dnsnap-deploy dnsdist unbound kresd; do
 	kresd) run kresd "$KR" "$AUTH" ;;
 	esac
 done
+
+# ---------------------------------------------------------------- 3. snapshot pause
+# pause.sh: its own NSD (a wildcard zone) and dnsnap serve, the others stopped
+if has_dnsnap && [ "${DEPLOY_PAUSE_ENTRIES:-1000000}" -gt 0 ]; then
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	pids=
+	PAUSE_OUT=$out/pause PAUSE_RATE=$rate "$here/pause.sh" "$build" \
+		"${DEPLOY_PAUSE_ENTRIES:-1000000}" >"$log/pause.txt" || say "pause.sh failed"
+fi
 
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/meta.env"
 echo "elapsed_s=$(($(date +%s) - t_start))" >>"$out/meta.env"
