@@ -257,6 +257,9 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
+# The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
+$(BUILD)/bin/test_forward $(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward.o
+
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
