@@ -71,7 +71,8 @@ enum fwd_result {
 	FWD_TIMEOUT,             /* every attempt timed out (-> EDE 22) */
 	FWD_FAILED,              /* every attempt failed, at least one not by timeout: errors,
 				  * SERVFAIL or REFUSED answers, garbage (-> EDE 23); reply is the
-				  * last SERVFAIL/REFUSED response received, if any, else NULL */
+				  * last accepted response with another RCODE than NOERROR and
+				  * NXDOMAIN (SERVFAIL, REFUSED ...), if any, else NULL */
 	FWD_STOPPED,             /* fwd_free() while it was in flight */
 };
 

@@ -214,6 +214,7 @@ enum mode {
 	M_TC_ALWAYS,   /* TC=1 over both */
 	M_FORGE,       /* forged datagrams, then the answer */
 	M_LOWER,       /* the answer with the question lower-cased (breaks 0x20) */
+	M_TC_FORGE,    /* TC=1 over UDP, over TCP the answer with the wrong ID */
 };
 
 struct fake {
@@ -273,6 +274,7 @@ static void fake_udp(struct fake *k)
 		break;
 	case M_TC:
 	case M_TC_ALWAYS:
+	case M_TC_FORGE:
 		rl = make_reply(q, (size_t)n, r, 0, 1, 0);
 		break;
 	case M_FORGE: {
@@ -329,6 +331,8 @@ static void fake_tcp(struct fake *k)
 		atomic_fetch_add(&k->tcp_seen, 1);
 		size_t rl = make_reply(q, ld16be(len), r + 2, 0, k->mode == M_TC_ALWAYS, 2);
 		st16be(r, (uint16_t)rl);
+		if (k->mode == M_TC_FORGE)
+			r[3] ^= 1;
 		send(c, r, 2 + rl, MSG_NOSIGNAL);
 	}
 	close(c);
@@ -734,6 +738,24 @@ static void test_tc_over_tcp_too_fails(void **state)
 	fake_stop(a);
 }
 
+static void test_tcp_reply_for_another_id_fails(void **state)
+{
+	(void)state;
+	struct fake *a = fake_start(M_TC_FORGE);
+	struct fwd *f = start(&a, 1, 5000, 1, 0, 0, 0);
+	submit(f, "www.example.com", 1, FWD_QUEUED);
+	rec_wait(1, 0);
+	assert_int_equal(rec.result[0], FWD_FAILED);
+	assert_false(rec.had_reply[0]);
+	assert_int_equal(atomic_load(&a->tcp_seen), 1);
+	struct serve_stats *st = stats(f);
+	assert_int_equal(st->up[0].mismatched, 1);
+	assert_int_equal(st->up[0].errors, 1);
+	assert_int_equal(st->up[0].answers, 0);
+	fwd_free(f);
+	fake_stop(a);
+}
+
 static void test_max_outstanding_refuses_a_third_key(void **state)
 {
 	(void)state;
@@ -838,6 +860,7 @@ int main(void)
 		cmocka_unit_test(test_icmp_refused_is_an_error),
 		cmocka_unit_test(test_tc_asks_again_over_tcp),
 		cmocka_unit_test(test_tc_over_tcp_too_fails),
+		cmocka_unit_test(test_tcp_reply_for_another_id_fails),
 		cmocka_unit_test(test_max_outstanding_refuses_a_third_key),
 		cmocka_unit_test(test_max_waiters_rejects_the_third),
 		cmocka_unit_test(test_three_timeouts_mark_an_upstream_down),
