@@ -366,11 +366,12 @@ static void loopback(struct sockaddr_in *a, uint16_t port)
 
 /* A UDP socket on 127.0.0.1, a port the kernel picks, and TCP on the same
  * port (another pick when that one is taken for TCP). */
-static struct fake *fake_start(enum mode mode)
+static struct fake *fake_start_slow(enum mode mode, unsigned delay_ms)
 {
 	struct fake *k = calloc(1, sizeof *k);
 	assert_non_null(k);
 	k->mode = mode;
+	k->delay_ms = delay_ms;
 	for (int tries = 0;; tries++) {
 		assert_true(tries < 50);
 		struct sockaddr_in a;
@@ -392,6 +393,11 @@ static struct fake *fake_start(enum mode mode)
 	k->stopfd = eventfd(0, 0);
 	assert_int_equal(pthread_create(&k->th, NULL, fake_main, k), 0);
 	return k;
+}
+
+static struct fake *fake_start(enum mode mode)
+{
+	return fake_start_slow(mode, 0);
 }
 
 static void fake_stop(struct fake *k)
@@ -569,8 +575,7 @@ static void test_one_query_one_answer(void **state)
 static void test_hundred_misses_one_upstream_query(void **state)
 {
 	(void)state;
-	struct fake *a = fake_start(M_ANSWER);
-	a->delay_ms = 500;
+	struct fake *a = fake_start_slow(M_ANSWER, 500);
 	struct fwd *f = start(&a, 1, 5000, 1, 0, 0, 0);
 	for (uintptr_t i = 1; i <= 100; i++)
 		submit(f, i % 2 ? "www.example.com" : "WWW.Example.Com", i, FWD_QUEUED);
