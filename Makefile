@@ -257,6 +257,9 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
+# The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
+$(BUILD)/bin/test_forward $(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward.o
+
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
@@ -329,6 +332,14 @@ $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve/serve_reply.c cli/se
 	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< cli/serve/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
+
+# The forwarder's reply checks (no sockets): cli/serve/forward.c alone.
+$(BUILD)/fuzz/fuzz_upstream: tests/fuzz/fuzz_upstream.c cli/serve/forward.c cli/serve/forward.h \
+			     cli/serve/metrics.h cli/serve/hist.h $(wildcard format/*.h engine/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< \
+		cli/serve/forward.c -o $@
 
 -include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \
 	   -name '*.d' -type f -print 2>/dev/null)
