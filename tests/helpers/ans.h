@@ -11,6 +11,8 @@
 
 #include "dnsnap.h"
 
+struct wb;
+
 #define ANS_RR_MAX 64
 #define ANS_EDE_MAX 8
 
@@ -36,6 +38,37 @@ int ans_parse(const uint8_t *m, size_t len, ans_t *a);
 
 /** The last byte of the first record of @p type (an A's low octet), or -1. */
 int ans_last_octet(const uint8_t *m, const ans_t *a, uint16_t type);
+
+/**
+ * A lower tier of the test's own (dnsnap_tier_ops_t over an array): get()
+ * finds the key, validates the entry and copies it, as the contract asks.
+ * It counts the get() calls running now (inside) and made (gets), and
+ * busy-waits @p spin loops inside each, so that a swap meets lookups in it.
+ * With @p fail set, get() returns that code instead.
+ */
+#define ANS_TIER_MAX 16
+typedef struct ans_tier {
+	size_t n;
+	struct {
+		uint8_t key[DNSNAP_KEY_MAX];
+		size_t key_len;
+		uint8_t entry[2048];
+		size_t entry_len;
+	} e[ANS_TIER_MAX];
+	unsigned spin;
+	int fail;
+	_Atomic int inside;
+	_Atomic unsigned long gets;
+} ans_tier_t;
+
+extern const dnsnap_tier_ops_t ans_tier_ops;
+
+/** Encode @p msg (at @p now) and add its key and entry to @p t. */
+void ans_tier_add(ans_tier_t *t, const uint8_t *msg, size_t len, uint32_t now);
+
+/** A response for @p name / A, one A record 192.0.2.@p octet with @p ttl; CD
+ * set when @p cd. */
+void ans_response_a(struct wb *w, const char *name, uint32_t ttl, unsigned octet, int cd);
 
 /** A query for @p name / @p type, class IN, RD, with CD when @p cd; with an
  * OPT (size 1232, DO when @p do_bit) when @p edns. @return its length */
