@@ -171,7 +171,9 @@ int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_
  * (DNSNAP_ENTRY_MAX bytes hold any) after checking it as untrusted data
  * (dnsnap_entry_validate()); it may be called from many threads at once.
  * get() returns DNSNAP_OK (and sets *len) or DNSNAP_ENOTFOUND; any other
- * value is taken as a miss too.
+ * value is taken as a miss too. get() runs under the cache's tier lock (held
+ * shared): it must not call dnsnap_cache_set_tier() or dnsnap_cache_attach()
+ * on that cache, nor look up in it.
  */
 typedef struct dnsnap_tier_ops {
 	const char *name;        /* for messages: "map" */
