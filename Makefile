@@ -62,7 +62,7 @@ LIB_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 # layout or a constant's meaning changed. Adding a function keeps it. From 1.0 on,
 # SOVERSION is the version's major. The file is libdnsnap.so.SOVERSION.MINOR.PATCH; the
 # soname libdnsnap.so.SOVERSION is what programs record and ld.so looks for.
-SOVERSION = 0
+SOVERSION = 1
 SONAME    = libdnsnap.so.$(SOVERSION)
 SOFILE    = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 # The shared library (the file, then its soname and development links)
