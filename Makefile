@@ -12,7 +12,9 @@ CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
 LDLIBS_TEST = -lldns -lpcap -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
-LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_LIB) $(JEMALLOC)
+# serve's metrics endpoint (cli/serve/metrics.c): the tool and test_metrics, not libdnsnap
+LDLIBS_HTTP = -lmicrohttpd
+LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_HTTP) $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
@@ -25,10 +27,12 @@ TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones). The
-# last line is what make test-e2e runs: Unbound, NSD, drill and ldns-signzone,
-# kdig, tcpdump (dig and delv are in bind9-dnsutils), ps.
+# third line: serve's metrics endpoint (libmicrohttpd) and the parser test_metrics checks
+# its text with (prometheus_client's). The last line is what make test-e2e runs: Unbound,
+# NSD, drill and ldns-signzone, kdig, tcpdump (dig and delv are in bind9-dnsutils), ps.
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
+       libmicrohttpd-dev python3-prometheus-client \
        unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps
 # ...and those of the peer benchmark (make bench-peers installs them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils
@@ -259,6 +263,12 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 
 # The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
 $(BUILD)/bin/test_forward $(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward.o
+# serve's metrics, log and sd_notify, and the HTTP library they need.
+SERVE_OPS_OBJ = $(patsubst %.c,$(BUILD)/%.o,cli/serve/metrics.c cli/serve/log.c cli/serve/notify.c)
+$(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $(HELP_OBJ) \
+			   $(BUILD)/libdnsnap.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_HTTP) $(LDLIBS_TEST) -o $@
 
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
