@@ -27,7 +27,7 @@
 build=${1:-build}
 . tests/e2e/lib.sh
 cmp=$build/dnscmp
-need nsd unbound dig ldns-keygen ldns-signzone setsid python3 ss "$build/dnsnap" "$cmp"
+need nsd unbound dig ldns-keygen ldns-signzone setsid python3 "$build/dnsnap" "$cmp"
 need_forwarder
 
 serial=$(date +%s)

@@ -20,31 +20,9 @@
 # Usage (from the repository root): tests/e2e/forward_faults.sh BUILD
 build=${1:-build}
 . tests/e2e/lib.sh
-fakeup=tests/helpers/fakeup.py
-need dig python3 ss "$build/dnsnap"
+need dig python3 "$build/dnsnap"
 need_forwarder
 
-# start_fakeup NAME ARG...: a fake upstream, its control file $tmp/NAME.ctl,
-# its query log $tmp/NAME.qlog; sets fk_port
-start_fakeup() {
-	_n=$1
-	shift
-	: >"$tmp/$_n.qlog"
-	python3 "$fakeup" serve --port-file "$tmp/$_n.port" --log "$tmp/$_n.qlog" \
-		--control "$tmp/$_n.ctl" "$@" 2>"$tmp/$_n.err" &
-	e2e_procs="$e2e_procs $!"
-	wait_for 10 test -s "$tmp/$_n.port" || bail "fakeup $_n starts" "$tmp/$_n.err"
-	fk_port=$(cat "$tmp/$_n.port")
-}
-# mode NAME WORDS...: what fakeup NAME does from now on
-mode() {
-	_n=$1
-	shift
-	echo "$*" >"$tmp/$_n.ctl"
-}
-# asked NAME QNAME: how many queries fakeup NAME got for QNAME (any case)
-asked() { awk -v n="$2." '{ if (tolower($2) == tolower(n)) c++ } END { print c + 0 }' \
-	"$tmp/$1.qlog"; }
 # q PORT NAME [DIGARGS]: ask dnsnap at PORT for NAME A; the reply in $tmp/r
 q() {
 	_p=$1
@@ -170,8 +148,8 @@ expect "expired, upstream silent, no --serve-stale" SERVFAIL 22 ""
 start_fakeup c --mode slow --delay 300
 cport=$fk_port
 start_fwd coalesce "$tmp/coalesce.snap" --listen 127.0.0.1:0 --upstream "127.0.0.1:$cport"
-python3 "$fakeup" burst --server "127.0.0.1:$fwd_port" --name same.coalesce.test --count 100 \
-	--wait 5 >"$tmp/burst" 2>&1
+python3 tests/helpers/fakeup.py burst --server "127.0.0.1:$fwd_port" \
+	--name same.coalesce.test --count 100 --wait 5 >"$tmp/burst" 2>&1
 ok_if "100 identical misses at once: all answered with the data" \
 	[ "$(tr '\n' '|' <"$tmp/burst")" = "sent 100 answered 100|rcode 0: 100|addr 192.0.2.1: 100|" ]
 [ "$(head -n 1 "$tmp/burst")" = "sent 100 answered 100" ] || sed 's/^/#   /' "$tmp/burst"

@@ -460,6 +460,7 @@ record_answers() {
 # ------------------------------------------- the forwarder (serve --upstream)
 
 # port_free PORT: nothing listens on PORT, UDP or TCP, as far as ss tells
+# (without ss: any port; a server that cannot bind it says so)
 port_free() { [ -z "$(ss -Hltun "( sport = :$1 )" 2>/dev/null)" ]; }
 # free_port: a random port nothing listens on
 free_port() {
@@ -601,3 +602,25 @@ jdelta() {
 	*) echo $((_b - _a)) ;;
 	esac
 }
+
+# start_fakeup NAME ARG...: a fake upstream, its control file $tmp/NAME.ctl,
+# its query log $tmp/NAME.qlog; sets fk_port
+start_fakeup() {
+	_n=$1
+	shift
+	: >"$tmp/$_n.qlog"
+	python3 tests/helpers/fakeup.py serve --port-file "$tmp/$_n.port" --log "$tmp/$_n.qlog" \
+		--control "$tmp/$_n.ctl" "$@" 2>"$tmp/$_n.err" &
+	e2e_procs="$e2e_procs $!"
+	wait_for 10 test -s "$tmp/$_n.port" || bail "fakeup $_n starts" "$tmp/$_n.err"
+	fk_port=$(cat "$tmp/$_n.port")
+}
+# mode NAME WORDS...: what fakeup NAME does from now on
+mode() {
+	_n=$1
+	shift
+	echo "$*" >"$tmp/$_n.ctl"
+}
+# asked NAME QNAME: how many queries fakeup NAME got for QNAME (any case)
+asked() { awk -v n="$2." '{ if (tolower($2) == tolower(n)) c++ } END { print c + 0 }' \
+	"$tmp/$1.qlog"; }
