@@ -29,11 +29,12 @@ DEMO_ENTRIES ?= 200000
 # Debian packages this project needs (make deps installs the missing ones). The
 # third line: serve's metrics endpoint (libmicrohttpd) and the parser test_metrics checks
 # its text with (prometheus_client's). The last line is what make test-e2e runs: Unbound,
-# NSD, drill and ldns-signzone, kdig, tcpdump (dig and delv are in bind9-dnsutils), ps.
+# NSD, drill and ldns-signzone, kdig, tcpdump (dig and delv are in bind9-dnsutils), ps;
+# dnsperf (the deploy's flood) and python3 (tests/helpers/fakeup.py, the fake upstream).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
        libmicrohttpd-dev python3-prometheus-client \
-       unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps
+       unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3
 # ...and those of the peer benchmark (make bench-peers installs them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils
 PEERS_NAMES ?= 100000
