@@ -60,9 +60,12 @@
  *   a CNAME 3600 in front of an A 300 does not go out at 295. The entry
  *   still dies with its shortest record (its Expiry), so no record is served
  *   from it after that record's own TTL ran out. In an NXDOMAIN or NODATA
- *   entry, min(max(0, TTL - age), left), left = max(0, (int32_t)(Expiry -
- *   now)): the SOA is served with the entry's time left, which is RFC 2308's
- *   negative TTL (min(SOA TTL, MINIMUM)) as max_neg_ttl capped it. With
+ *   entry the answer section's records (a CNAME chain before the name that
+ *   does not exist) are served so too, as Unbound serves them, and the
+ *   authority and additional sections' with min(max(0, TTL - age), left),
+ *   left = max(0, (int32_t)(Expiry - now)): the SOA is served with the
+ *   entry's time left, which is RFC 2308's negative TTL (min(SOA TTL,
+ *   MINIMUM)) as max_neg_ttl capped it. With
  *   o->stale every TTL is DNSNAP_STALE_TTL.
  * - A stale answer's OPT ends with EDE 3 "Stale Answer" (RFC 8914 section
  *   4.4; RFC 8767 section 4 suggests it), after the entry's own EDE options,
@@ -422,7 +425,7 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 	uint32_t ttl = rr->ttl;
 	if (c->stale) {
 		ttl = DNSNAP_STALE_TTL;
-	} else if (c->per_record) {
+	} else if (c->per_record || rr->section == DNSNAP_SEC_ANSWER) {
 		if (c->max_ttl != 0 && ttl > c->max_ttl)
 			ttl = c->max_ttl;
 		if (ttl < c->min_ttl)

@@ -1668,6 +1668,17 @@ int cmd_serve(int argc, char **argv)
 		return fail(CMD, NULL, "out of memory");
 	}
 	int rc = EXIT_USAGE;
+	/* Signals go to the signalfd only: blocked before any thread starts (the
+	 * forwarder's, the metrics' are started before the workers), so in
+	 * every thread; the mask is put back at the end. */
+	sigset_t sigs, prev;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &sigs, &prev);
 	enum {
 		O_UPSTREAM = 0x100, O_TIMEOUT, O_TRIES, O_0X20, O_OUTSTANDING, O_MAX_BYTES,
 		O_STALE, O_ALLOW, O_USER, O_EVERY, O_METRICS, O_LOG_LEVEL,
@@ -1918,20 +1929,10 @@ int cmd_serve(int argc, char **argv)
 		goto out_sockets;
 	}
 
-	/* Signals go to the signalfd only: blocked here, so in every thread
-	 * started from here on too. */
-	sigset_t sigs, prev;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGUSR1);
-	sigaddset(&sigs, SIGUSR2);
-	pthread_sigmask(SIG_BLOCK, &sigs, &prev);
 	int sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sfd < 0) {
 		fail(CMD, NULL, "signalfd: %s", strerror(errno));
-		goto out_sigmask;
+		goto out_sockets;
 	}
 
 	pthread_t tcp_th;
@@ -2043,8 +2044,6 @@ int cmd_serve(int argc, char **argv)
 	if (rc == 0 || forwarding)
 		print_counters(s, " at exit");
 	close(sfd);
-out_sigmask:
-	pthread_sigmask(SIG_SETMASK, &prev, NULL);
 out_sockets:
 	metrics_http_stop(s->metrics);
 	fwd_free(s->fwd);
@@ -2072,6 +2071,7 @@ out_cache:
 	snap_swap(s, NULL, NULL);
 	dnsnap_cache_free(s->cache);
 out_free:
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
 	free(fo);
 	free(t);
 	free(s);

@@ -206,6 +206,43 @@ static void test_referral_glue_keeps_its_own_ttl(void **state)
 	assert_int_equal(a.rr[1].ttl, 3590);
 }
 
+/* cname.example.com. A: CNAME (3600) to nx.example.com., which does not exist
+ * (NXDOMAIN, SOA 300 with MINIMUM 300): Unbound serves the CNAME with its own
+ * TTL and the SOA with the negative TTL; the e2e comparison found the CNAME
+ * cut to the SOA's 299 */
+static void test_a_cname_before_nxdomain_keeps_its_own_ttl(void **state)
+{
+	(void)state;
+	wb_t w;
+	ans_t a;
+	put_header(&w, 0x8183, 1, 1, 1, 0);
+	put_name(&w, "cname.example.com");
+	put_u16(&w, 1);
+	put_u16(&w, 1);
+	put_ptr(&w, 12);
+	size_t at = put_fixed(&w, 5, 1, 3600);
+	size_t target = w.n;
+	put_name(&w, "nx.example.com");
+	end_rdata(&w, at);
+	put_ptr(&w, target + 3); /* example.com. */
+	at = put_fixed(&w, 6, 1, 300);
+	put_name(&w, "ns.example.com");
+	put_name(&w, "hostmaster.example.com");
+	put_u32(&w, 2026120101);
+	put_u32(&w, 7200);
+	put_u32(&w, 3600);
+	put_u32(&w, 1209600);
+	put_u32(&w, 300);
+	end_rdata(&w, at);
+	assert_int_equal(cached(&w, "cname.example.com", 0, NULL, NOW + 5, &a), DNSNAP_OK);
+	assert_int_equal(a.flags & 0xf, 3);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.rr[0].type, 5);
+	assert_int_equal(a.rr[0].ttl, 3595);
+	assert_int_equal(a.rr[1].type, 6);
+	assert_int_equal(a.rr[1].ttl, 295);
+}
+
 static void test_negative_answers_serve_the_negative_ttl(void **state)
 {
 	(void)state;
@@ -322,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_max_ttl_caps_and_min_ttl_raises),
 		cmocka_unit_test(test_referral_glue_keeps_its_own_ttl),
 		cmocka_unit_test(test_negative_answers_serve_the_negative_ttl),
+		cmocka_unit_test(test_a_cname_before_nxdomain_keeps_its_own_ttl),
 		cmocka_unit_test(test_stale_answers_have_ttl_30_and_ede_3),
 		cmocka_unit_test(test_stale_ede_fits_the_size_limit),
 	};
