@@ -11,6 +11,10 @@
  *                                                 equal, 1 not
  *   dnscmp --batch [--qnames FILE] [--age N [--max-ttl M]] AUTH CACHE
  *   dnscmp --print FILE                          the canonical form compared
+ *   --peer: CACHE is a cache in front of AUTH, itself a cache (a resolver):
+ *   every flag (QR AA TC RD RA AD CD) must be equal, none of the rules below
+ *   for AA and RA. --within N: each TTL of CACHE at most its twin's and at
+ *   least its twin's minus N (ask AUTH first: the cache counts down since).
  *
  * A file is read as client output unless named wire:PATH. A reply starts at
  * its ->>HEADER<<- line. Without --batch the last reply of a file counts
@@ -513,6 +517,8 @@ static long lifetime(const msg_t *m)
 }
 
 static uint32_t max_ttl = UINT32_MAX;
+static int peer;         /* --peer: both are caches, every flag compared */
+static long within = -1; /* --within N: TTLs at most N s below the twin's */
 
 static void compare(const msg_t *a, const msg_t *b, const char *qname, long age)
 {
@@ -534,15 +540,15 @@ static void compare(const msg_t *a, const msg_t *b, const char *qname, long age)
 		differ(l, "rcode %s, the authority's %s", b->rcode, a->rcode);
 	if (!(a->flags & F_QR) || !(b->flags & F_QR))
 		differ(l, "QR not set");
-	static const unsigned same[] = { F_RD, F_CD, F_TC, F_AD };
-	for (unsigned i = 0; i < sizeof same / sizeof same[0]; i++)
+	static const unsigned same[] = { F_RD, F_CD, F_TC, F_AD, F_AA, F_RA };
+	for (unsigned i = 0; i < sizeof same / sizeof same[0] - (peer ? 0 : 2); i++)
 		if ((a->flags & same[i]) != (b->flags & same[i]))
 			differ(l, "%s %d, the authority's %d",
 			       flag_names[__builtin_ctz(same[i])], !!(b->flags & same[i]),
 			       !!(a->flags & same[i]));
-	if (b->flags & F_AA)
+	if (!peer && (b->flags & F_AA))
 		differ(l, "AA set by the cache");
-	if (!(b->flags & F_RA))
+	if (!peer && !(b->flags & F_RA))
 		differ(l, "RA not set by the cache");
 	if (strcmp(a->qname, b->qname) != 0 || strcasecmp(a->qclass, b->qclass) != 0 ||
 	    strcasecmp(a->qtype, b->qtype) != 0)
@@ -591,14 +597,19 @@ static void compare(const msg_t *a, const msg_t *b, const char *qname, long age)
 				differ(l, "%s %s: TTL %u, the authority's %u%s", sec_names[s],
 				       a->sec[s][i].key, tb, ta,
 				       age < 0 ? " (larger)" : " (not aged by --age)");
+			else if (within >= 0 && (long)tb < (long)ta - within)
+				differ(l, "%s %s: TTL %u, over %ld s below the authority's %u",
+				       sec_names[s], a->sec[s][i].key, tb, within, ta);
 		}
 	}
 }
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: dnscmp [--qname NAME] [--age N [--max-ttl M]] AUTH CACHE\n"
-			"       dnscmp --batch [--qnames FILE] [--age N [--max-ttl M]] AUTH CACHE\n"
+	fprintf(stderr, "usage: dnscmp [--peer] [--within N] [--qname NAME] [--age N [--max-ttl M]] "
+			"AUTH CACHE\n"
+			"       dnscmp --batch [--peer] [--within N] [--qnames FILE] [--age N "
+			"[--max-ttl M]] AUTH CACHE\n"
 			"       dnscmp --print FILE\n"
 			"FILE: what dig, kdig or drill printed, or wire:PATH (a reply in wire form)\n");
 	return 2;
@@ -620,6 +631,10 @@ int main(int argc, char **argv)
 			age = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--max-ttl") == 0 && i + 1 < argc)
 			max_ttl = (uint32_t)strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--within") == 0 && i + 1 < argc)
+			within = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--peer") == 0)
+			peer = 1;
 		else if (strcmp(argv[i], "--print") == 0)
 			print = 1;
 		else if (strcmp(argv[i], "--batch") == 0)

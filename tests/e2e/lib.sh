@@ -456,3 +456,171 @@ record_answers() {
 	ok_if "NSD answered all $asked recorded questions ($got)" [ "$got" -eq "$asked" ]
 	truncated=$(grep -c "Truncated, retrying in TCP mode" "$tmp/rec.out")
 }
+
+# ------------------------------------------- the forwarder (serve --upstream)
+
+# port_free PORT: nothing listens on PORT, UDP or TCP, as far as ss tells
+# (without ss: any port; a server that cannot bind it says so)
+port_free() { [ -z "$(ss -Hltun "( sport = :$1 )" 2>/dev/null)" ]; }
+# free_port: a random port nothing listens on
+free_port() {
+	_p=$(pick_port)
+	while ! port_free "$_p"; do
+		_p=$(pick_port)
+	done
+	echo "$_p"
+}
+
+# need_forwarder: bail when this dnsnap has no serve --upstream
+need_forwarder() {
+	"$build/dnsnap" serve --help 2>&1 | grep -q -- '--upstream' ||
+		bail "dnsnap serve has --upstream (its --help names it)"
+}
+
+# start_unbound: Unbound on 127.0.0.1, resolving example.test and
+# signed.test through stub zones to NSD ($nsd_port), validating signed.test
+# with the KSK of make_zones as its trust anchor; sets ub_port and ub_pid
+start_unbound() {
+	mkdir -p "$tmp/unbound"
+	for _try in 1 2 3 4 5 6; do
+		ub_port=$(free_port)
+		cat >"$tmp/unbound/unbound.conf" <<UEOF
+server:
+	interface: 127.0.0.1
+	port: $ub_port
+	do-ip6: no
+	do-not-query-localhost: no
+	username: ""
+	chroot: ""
+	directory: "$tmp/unbound"
+	pidfile: "$tmp/unbound/unbound.pid"
+	logfile: "$tmp/unbound/log"
+	use-syslog: no
+	verbosity: 1
+	num-threads: 1
+	module-config: "validator iterator"
+	trust-anchor-file: "$tmp/zones/ksk.key"
+	access-control: 127.0.0.0/8 allow
+	qname-minimisation: no
+	prefetch: no
+	aggressive-nsec: no
+	# test. is one of Unbound's default local zones (RFC 6761: NXDOMAIN)
+	local-zone: "test." nodefault
+remote-control:
+	control-enable: no
+stub-zone:
+	name: "example.test."
+	stub-addr: 127.0.0.1@$nsd_port
+stub-zone:
+	name: "signed.test."
+	stub-addr: 127.0.0.1@$nsd_port
+UEOF
+		setsid unbound -d -c "$tmp/unbound/unbound.conf" >"$tmp/unbound/out" 2>&1 &
+		ub_pid=$!
+		e2e_procs="$e2e_procs -$ub_pid"
+		_i=0
+		while [ $_i -lt 200 ] && kill -0 "$ub_pid" 2>/dev/null; do
+			dig @127.0.0.1 -p "$ub_port" +tries=1 +time=1 +short example.test SOA \
+				2>/dev/null | grep -q " $serial " && return 0
+			sleep 0.05
+			_i=$((_i + 1))
+		done
+		stop "-$ub_pid"
+		wait "$ub_pid" 2>/dev/null
+		cat "$tmp/unbound/out" "$tmp/unbound/log" >>"$tmp/unbound/tries" 2>/dev/null
+	done
+	bail "unbound starts on 127.0.0.1 (6 ports tried)" "$tmp/unbound/tries"
+}
+
+# start_fwd NAME SNAP ARG...: dnsnap serve SNAP --json --threads 2 ARG...
+# (ARG should hold a --listen; 127.0.0.1:0 lets the kernel pick), its log in
+# $tmp/NAME.log, its JSON counters in $tmp/NAME.out; returns once it logged
+# "ready"; sets fwd_pid and fwd_port (the first 127.0.0.1 port it names)
+start_fwd() {
+	_name=$1
+	_snap=$2
+	shift 2
+	"$build/dnsnap" serve "$_snap" --json --threads 2 "$@" >"$tmp/$_name.out" \
+		2>"$tmp/$_name.log" &
+	fwd_pid=$!
+	e2e_procs="$e2e_procs $fwd_pid"
+	wait_for 10 grep -q "ready" "$tmp/$_name.log" ||
+		bail "dnsnap serve $_name starts (logs ready): serve $_snap $*" "$tmp/$_name.log"
+	fwd_port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' \
+		"$tmp/$_name.log" | head -n 1)
+	[ -n "$fwd_port" ] || bail "dnsnap serve $_name names its port" "$tmp/$_name.log"
+}
+
+# stop_fwd PID: SIGTERM, and its exit status once it ended (a child of ours)
+stop_fwd() {
+	kill -TERM "$1"
+	wait "$1"
+}
+
+# fwd_counters NAME PID: SIGUSR1, then the JSON counters line it printed
+fwd_counters() {
+	_before=$(grep -c '"event":"counters"' "$tmp/$1.out")
+	kill -USR1 "$2"
+	wait_for 5 sh -c "[ \$(grep -c '\"event\":\"counters\"' '$tmp/$1.out') -gt $_before ]" ||
+		{ echo '{}'; return 1; }
+	grep '"event":"counters"' "$tmp/$1.out" | tail -n 1
+}
+# jnum JSON KEY: a number of a JSON object, at the top (KEY) or summed over
+# every object under it that has KEY (*KEY), "none" when it has none
+jnum() {
+	printf '%s' "$1" | python3 -c '
+import json, sys
+key = sys.argv[1]
+o = json.load(sys.stdin)
+def walk(v):
+    if isinstance(v, dict):
+        yield v
+        for x in v.values():
+            yield from walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from walk(x)
+if key.startswith("*"):
+    vals = [d[key[1:]] for d in walk(o) if key[1:] in d]
+    print(sum(vals) if vals else "none")
+else:
+    print(o.get(key, "none"))' "$2"
+}
+
+# What dig printed: the rcode, the EDE code, the A records, their TTLs
+dig_rcode() { sed -n 's/.*->>HEADER<<-.* status: \([A-Z]*\),.*/\1/p' "$1" | tail -n 1; }
+dig_ede() { sed -n 's/^; EDE: \([0-9]*\).*/\1/p' "$1" | tail -n 1; }
+dig_a() { awk '!/^;/ && NF == 5 && $4 == "A" { print $5 }' "$1" | sort | tr '\n' ' '; }
+dig_ttls() { awk '!/^;/ && NF >= 5 && $3 == "IN" { print $2 }' "$1" | tr '\n' ' '; }
+# jdelta JSON0 JSON1 KEY: how much KEY (as jnum reads it) grew, "none" when
+# either lacks it (then a test [ ... -eq N ] fails)
+jdelta() {
+	_a=$(jnum "$1" "$3")
+	_b=$(jnum "$2" "$3")
+	case "$_a$_b" in
+	*none*) echo none ;;
+	*) echo $((_b - _a)) ;;
+	esac
+}
+
+# start_fakeup NAME ARG...: a fake upstream, its control file $tmp/NAME.ctl,
+# its query log $tmp/NAME.qlog; sets fk_port
+start_fakeup() {
+	_n=$1
+	shift
+	: >"$tmp/$_n.qlog"
+	python3 tests/helpers/fakeup.py serve --port-file "$tmp/$_n.port" --log "$tmp/$_n.qlog" \
+		--control "$tmp/$_n.ctl" "$@" 2>"$tmp/$_n.err" &
+	e2e_procs="$e2e_procs $!"
+	wait_for 10 test -s "$tmp/$_n.port" || bail "fakeup $_n starts" "$tmp/$_n.err"
+	fk_port=$(cat "$tmp/$_n.port")
+}
+# mode NAME WORDS...: what fakeup NAME does from now on
+mode() {
+	_n=$1
+	shift
+	echo "$*" >"$tmp/$_n.ctl"
+}
+# asked NAME QNAME: how many queries fakeup NAME got for QNAME (any case)
+asked() { awk -v n="$2." '{ if (tolower($2) == tolower(n)) c++ } END { print c + 0 }' \
+	"$tmp/$1.qlog"; }
