@@ -1417,10 +1417,12 @@ static int bind_socket(const struct listener *l, int type)
 	int one = 1;
 	if (l->addr.ss_family == AF_INET6) /* [::] and 0.0.0.0 can both be listened on */
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	/* SO_REUSEPORT on both: a second process (the next one of a deploy) binds
+	 * the same address while this one runs */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
 	if (type == SOCK_STREAM) {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	} else {
-		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
 		if (l->wildcard && l->addr.ss_family == AF_INET)
 			setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one);
 		if (l->wildcard && l->addr.ss_family == AF_INET6)
