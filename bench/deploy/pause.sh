@@ -116,7 +116,7 @@ snap=$tmp/fill.snap
 	2>"$out/dnsnap.log" &
 dn_pid=$!
 pids="$pids $dn_pid"
-wait_line "$out/dnsnap.log" ready
+wait_line "$out/dnsnap.log" "ready: answering"
 say "dnsnap on $DN, NSD (*.fill.test) on $AUTH; filling $entries names..."
 t0=$(now)
 dnsperf -s 127.0.0.1 -p "$DN" -d "$tmp/fill" -n 1 -c 8 -T 1 -q 500 -t 5 >"$out/fill.txt" 2>&1 || true
@@ -140,7 +140,7 @@ kill -USR2 "$dn_pid"
 # the snapshot's log line: the first new line that speaks of the snapshot
 i=0
 while :; do
-	line=$(tail -n +"$((lines0 + 1))" "$out/dnsnap.log" | grep -i 'snapshot\|publish\|wrote' | head -1)
+	line=$(tail -n +"$((lines0 + 1))" "$out/dnsnap.log" | grep 'published' | head -1)
 	[ -n "$line" ] && break
 	i=$((i + 1))
 	[ $i -lt 15000 ] || { say "no snapshot line in the log"; break; }
@@ -177,10 +177,13 @@ origin = float(env["origin"])
 b = [json.loads(l) for l in open(os.path.join(out, "pause.jsonl"))]
 sig = float(env["t_signal"]) - origin
 seen = float(env["t_seen"]) - origin
-# the write's duration from the log line: "N ms" or "N.N s"
-m = re.search(r"([0-9.]+) ?ms\b", env["log_line"])
-s = re.search(r"([0-9.]+) ?s\b", env["log_line"])
-dur = float(m.group(1)) / 1000 if m else float(s.group(1)) if s else None
+# the write's duration and the server's own longest insert pause, from the
+# log line "SNAP: published (SIGUSR2): N entries (...), 1.234 s, longest
+# insert pause 0.567 ms"
+m = re.search(r", ([0-9.]+) s, ", env["log_line"])
+dur = float(m.group(1)) if m else None
+m = re.search(r"longest insert pause ([0-9.]+) ms", env["log_line"])
+server_pause_ms = float(m.group(1)) if m else None
 end = sig + dur if dur is not None else seen
 inside = [x for x in b if x["t"] + 0.01 > sig and x["t"] < end]
 outside = [x for x in b if not (x["t"] + 0.01 > sig and x["t"] < end) and x["t"] >= -3]
@@ -196,6 +199,7 @@ res = {
     "fill_s": float(env["fill_s"]), "fill_noerror": int(env["fill_noerror"]),
     "snapshot_bytes": int(env["snap_bytes"]),
     "write_s_from_log": dur, "write_window_s": round(end - sig, 3),
+    "server_longest_insert_pause_ms": server_pause_ms,
     "log_line": env["log_line"], "cache_line": env["cache_line"],
     "worst_latency_us_during_write": worst(inside),
     "worst_latency_us_outside": worst(outside),
@@ -207,7 +211,8 @@ res = {
 json.dump(res, open(os.path.join(out, "pause.json"), "w"), indent=1)
 print(f"Snapshot while serving: {res['entries']} entries in memory (filled in {res['fill_s']} s, "
       f"{res['fill_noerror']} NOERROR), {res['snapshot_bytes']} bytes written;")
-print(f"the write took {dur if dur is not None else '?'} s by dnsnap's log ({env['log_line']!r}).")
+print(f"the write took {dur if dur is not None else '?'} s by dnsnap's log, its longest insert "
+      f"pause {server_pause_ms} ms ({env['log_line']!r}).")
 print(f"Hits at {res['rate_qps']} q/s, worst answer latency per 10 ms: "
       f"{res['worst_latency_us_during_write']} us during the write ({len(inside)} buckets), "
       f"{res['worst_latency_us_outside']} us outside it (p99 of the 10 ms worst: "

@@ -38,8 +38,10 @@
 #      dnsnap, dnsdist, unbound, kresd: SIGTERM, wait until the process is
 #      gone (dnsnap publishes SNAP on SIGTERM), start it again at once;
 #      dnsnap-deploy: start the new dnsnap (SO_REUSEPORT, the same address),
-#      wait for its "ready" log line, SIGTERM the old one, wait until it is
-#      gone, SIGHUP the new one (it takes in the old one's final snapshot).
+#      wait for its "ready" log line, SIGTERM the old one and wait until it is
+#      gone (it hands new queries to the new one, answers those it holds,
+#      publishes SNAP); the new one takes that snapshot in by itself (it
+#      watches SNAP, within a second).
 #    Hit ratio, the same way for all: tcpdump counts the queries (QR = 0,
 #    `udp[10] & 0x80 = 0`) that reach the component behind the restarted one
 #    (dnsnap, dnsdist: Unbound's port; Unbound, kresd: NSD's port), per second,
@@ -125,12 +127,13 @@ stop() {
 		sleep 0.005
 	done
 }
-# Wait until FILE has a line matching RE.
+# Wait until FILE has a line matching RE (while process PID, if given, lives).
 wait_line() {
 	i=0
 	until grep -q "$2" "$1" 2>/dev/null; do
 		i=$((i + 1))
 		[ $i -lt 3000 ] || { say "no '$2' in $1"; cat "$1" >&2; exit 1; }
+		[ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null || { say "$3 died:"; cat "$1" >&2; exit 1; }
 		sleep 0.005
 	done
 }
@@ -325,7 +328,7 @@ start_dnsnap() {
 }
 if has_dnsnap; then
 	start_dnsnap
-	wait_line "$log/dnsnap-$dn_n.log" ready
+	wait_line "$log/dnsnap-$dn_n.log" "ready: answering" "$dn_pid"
 	set -- $(pass dnsnap-warm "$DN")
 	say "dnsnap on port $DN: $1/$names NOERROR while warming"
 fi
@@ -417,16 +420,15 @@ restart_dnsnap() {
 	start_dnsnap
 	wait_udp "$DN" 1
 	down_ms=$(ms_since "$a")
-	wait_line "$log/dnsnap-$dn_n.log" ready
+	wait_line "$log/dnsnap-$dn_n.log" "ready: answering" "$dn_pid"
 }
 restart_dnsnap_deploy() {
 	old=$dn_pid
 	a=$(now)
 	start_dnsnap
-	wait_line "$log/dnsnap-$dn_n.log" ready
+	wait_line "$log/dnsnap-$dn_n.log" "ready: answering" "$dn_pid"
 	say "dnsnap-deploy: the new dnsnap ready $(ms_since "$a") ms after its start"
 	stop "$old"
-	kill -HUP "$dn_pid"
 	down_ms=null
 }
 restart_dnsdist() {
