@@ -9,7 +9,9 @@
 # (default BUILD/deploy/pause).
 #
 # 1. NSD serves the wildcard zone fill.test (*.fill.test A, TTL 86400) on
-#    127.0.0.1; dnsnap serve (no snapshot yet: a cold start, 2 threads) has it
+#    127.0.0.1, response rate limiting off (NSD's RRL counts every answer from
+#    the wildcard as one, 200 a second by default, and drops the rest or
+#    sends TC); dnsnap serve (no snapshot yet: a cold start, 2 threads) has it
 #    as its --upstream.
 # 2. Fill: dnsperf asks ENTRIES (default 1,000,000) distinct names
 #    n<i>.fill.test A once through dnsnap: every one a miss, answered by NSD
@@ -46,8 +48,18 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 tmp=$(mktemp -d /tmp/dnsnap-pause.XXXXXX)
 pids=
+# Stop PID and wait until it is gone (dnsnap publishes SNAP on its way out).
+stop() {
+	kill "$1" 2>/dev/null || return 0
+	i=0
+	while [ -e /proc/$1 ] && [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" != Z ]; do
+		i=$((i + 1))
+		[ $i -lt 3000 ] || { kill -9 "$1" 2>/dev/null; break; }
+		sleep 0.005
+	done
+}
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	for p in $pids; do stop "$p"; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -55,17 +67,20 @@ trap 'exit 130' INT TERM
 t_start=$(date +%s)
 say() { printf '%s pause: %s\n' "$(date +%T)" "$*" >&2; }
 now() { date +%s.%N; }
+# A port free for UDP and TCP, below the kernel's ephemeral ports.
 free_port() {
 	while :; do
-		p=$(shuf -i 20000-60999 -n 1)
-		[ -z "$(ss -Hlnut "( sport = :$p )")" ] && { echo "$p"; return; }
+		p=$(shuf -i 20000-32767 -n 1)
+		[ -z "$(ss -Hanut "( sport = :$p )")" ] && { echo "$p"; return; }
 	done
 }
+# Wait until FILE has a line matching RE (while process PID, if given, lives).
 wait_line() {
 	i=0
 	until grep -q "$2" "$1" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -lt "${3:-3000}" ] || { say "no '$2' in $1"; cat "$1" >&2; exit 1; }
+		[ $i -lt 5000 ] || { say "no '$2' in $1"; cat "$1" >&2; exit 1; }
+		[ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null || { say "$3 died:"; cat "$1" >&2; exit 1; }
 		sleep 0.002
 	done
 }
@@ -93,6 +108,8 @@ server:
 	logfile: "$out/nsd.log"
 	minimal-responses: yes
 	hide-version: yes
+	rrl-ratelimit: 0
+	rrl-whitelist-ratelimit: 0
 remote-control:
 	control-enable: no
 zone:
@@ -116,7 +133,7 @@ snap=$tmp/fill.snap
 	2>"$out/dnsnap.log" &
 dn_pid=$!
 pids="$pids $dn_pid"
-wait_line "$out/dnsnap.log" "ready: answering"
+wait_line "$out/dnsnap.log" "ready: answering" "$dn_pid"
 say "dnsnap on $DN, NSD (*.fill.test) on $AUTH; filling $entries names..."
 t0=$(now)
 dnsperf -s 127.0.0.1 -p "$DN" -d "$tmp/fill" -n 1 -c 8 -T 1 -q 500 -t 5 >"$out/fill.txt" 2>&1 || true

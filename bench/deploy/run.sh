@@ -21,7 +21,8 @@
 #   (b)  Unbound alone;
 #   (c)  Knot Resolver alone (two kresd processes, FORWARD to NSD, LMDB cache);
 #   (d)  dnsdist with a packet cache (200,000 entries) in front of Unbound.
-# Each is warmed by dnsperf asking every name once through it.
+# Each is warmed by dnsperf asking every name once through it; dnsnap then
+# publishes SNAP (SIGUSR2), as its periodic snapshot would.
 #
 # 1. Steady state: ROUNDS rounds, the servers in a rotating order within each:
 #    dnsperf -c 4 -T 1 -q 200 for SECONDS over every name (all cached: hit
@@ -86,7 +87,7 @@ runs=$out/runs
 tmp=$(mktemp -d /tmp/dnsnap-deploy.XXXXXX)
 pids=
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	for p in $pids; do stop "$p"; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -101,11 +102,12 @@ fi
 has() { case " $systems " in *" $1 "*) return 0 ;; esac; return 1; }
 has_dnsnap() { has dnsnap || has dnsnap-deploy; }
 
-# A port free for UDP and TCP on 127.0.0.1 (others may run servers here too).
+# A port free for UDP and TCP on 127.0.0.1 (others may run servers here too),
+# below the kernel's ephemeral ports (32768-60999), which clients take.
 free_port() {
 	while :; do
-		p=$(shuf -i 20000-60999 -n 1)
-		[ -z "$(ss -Hlnut "( sport = :$p )")" ] && { echo "$p"; return; }
+		p=$(shuf -i 20000-32767 -n 1)
+		[ -z "$(ss -Hanut "( sport = :$p )")" ] && { echo "$p"; return; }
 	done
 }
 # Wait until N UDP sockets listen on PORT (a server's threads or processes).
@@ -195,6 +197,8 @@ server:
 	logfile: "$log/nsd.log"
 	minimal-responses: yes
 	hide-version: yes
+	rrl-ratelimit: 0
+	rrl-whitelist-ratelimit: 0
 remote-control:
 	control-enable: no
 zone:
@@ -331,6 +335,11 @@ if has_dnsnap; then
 	wait_line "$log/dnsnap-$dn_n.log" "ready: answering" "$dn_pid"
 	set -- $(pass dnsnap-warm "$DN")
 	say "dnsnap on port $DN: $1/$names NOERROR while warming"
+	# SNAP as the periodic snapshot (--snapshot-every) would leave it: published
+	# once the cache is warm, so that a new process of a deploy starts warm
+	# even when run without the plain restart before it
+	kill -USR2 "$dn_pid"
+	wait_line "$log/dnsnap-$dn_n.log" "published (SIGUSR2)" "$dn_pid"
 fi
 
 # ---------------------------------------------------------------- 1. steady state
@@ -466,7 +475,7 @@ done
 # ---------------------------------------------------------------- 3. snapshot pause
 # pause.sh: its own NSD (a wildcard zone) and dnsnap serve, the others stopped
 if has_dnsnap && [ "${DEPLOY_PAUSE_ENTRIES:-1000000}" -gt 0 ]; then
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	for p in $pids; do stop "$p"; done
 	pids=
 	PAUSE_OUT=$out/pause PAUSE_RATE=$rate "$here/pause.sh" "$build" \
 		"${DEPLOY_PAUSE_ENTRIES:-1000000}" >"$log/pause.txt" || say "pause.sh failed"
