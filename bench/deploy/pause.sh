@@ -210,6 +210,11 @@ def worst(xs):
 def p99(xs):
     v = sorted(x["max_us"] for x in xs if x["max_us"] is not None)
     return v[max(0, -(-99 * len(v) // 100) - 1)] if v else None
+def over(xs, us):
+    return sum(1 for x in xs if x["max_us"] is not None and x["max_us"] > us)
+def median(xs):
+    v = sorted(x["max_us"] for x in xs if x["max_us"] is not None)
+    return v[len(v) // 2] if v else None
 lost_in = sum(x["lost"] for x in inside)
 res = {
     "entries": int(env["entries"]), "rate_qps": int(env["rate"]), "hot_names": int(env["hot"]),
@@ -221,6 +226,13 @@ res = {
     "worst_latency_us_during_write": worst(inside),
     "worst_latency_us_outside": worst(outside),
     "p99_of_10ms_worst_us_outside": p99(outside),
+    "median_of_10ms_worst_us_during_write": median(inside),
+    "median_of_10ms_worst_us_outside": median(outside),
+    "buckets_over_5_10_20ms_during_write": [over(inside, 5000), over(inside, 10000),
+                                            over(inside, 20000)],
+    "buckets_over_5_10_20ms_outside": [over(outside, 5000), over(outside, 10000),
+                                       over(outside, 20000)],
+    "buckets_outside": len(outside),
     "lost_during_write": lost_in, "lost_whole_stream": sum(x["lost"] for x in b),
     "buckets_during_write": len(inside),
     "zipfload": env["zipfload"], "elapsed_s": int(env["elapsed_s"]),
@@ -235,4 +247,9 @@ print(f"Hits at {res['rate_qps']} q/s, worst answer latency per 10 ms: "
       f"{res['worst_latency_us_outside']} us outside it (p99 of the 10 ms worst: "
       f"{res['p99_of_10ms_worst_us_outside']} us); lost: {lost_in} during the write, "
       f"{res['lost_whole_stream']} in all.")
+print(f"10 ms buckets whose worst is over 5, 10, 20 ms: "
+      f"{res['buckets_over_5_10_20ms_during_write']} of {len(inside)} during the write, "
+      f"{res['buckets_over_5_10_20ms_outside']} of {len(outside)} outside; the median "
+      f"bucket's worst {res['median_of_10ms_worst_us_during_write']} us during, "
+      f"{res['median_of_10ms_worst_us_outside']} us outside.")
 EOF

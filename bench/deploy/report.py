@@ -126,8 +126,8 @@ def steady(out):
     res = {}
     for n, rs in rows.items():
         cpus = [x["cpu_us_per_query"] for x in rs if x["cpu_us_per_query"] is not None]
-        res[n] = {"qps": statistics.median(x["qps"] for x in rs),
-                  "qps_rounds": [x["qps"] for x in rs],
+        res[n] = {"qps": round(statistics.median(x["qps"] for x in rs)),
+                  "qps_rounds": [round(x["qps"]) for x in rs],
                   "cpu_us_per_query": round(statistics.median(cpus), 2) if cpus else None,
                   "cpu_rounds": [None if x["cpu_us_per_query"] is None
                                  else round(x["cpu_us_per_query"], 2) for x in rs],
@@ -190,7 +190,7 @@ def main():
     md.append("| server | hit q/s (rounds) | server CPU us/query (rounds) | lost | NOERROR |")
     md.append("|---|---:|---:|---:|---:|")
     for n, s in st.items():
-        md.append(f"| {n} | {s['qps']:.0f} ({', '.join(f'{q:.0f}' for q in s['qps_rounds'])}) "
+        md.append(f"| {n} | {s['qps']} ({', '.join(str(q) for q in s['qps_rounds'])}) "
                   f"| {fmt(s['cpu_us_per_query'])} ({', '.join(fmt(c) for c in s['cpu_rounds'])}) "
                   f"| {s['lost']} | {s['noerror_pct_lowest']}% |")
     md.append("")
@@ -246,7 +246,13 @@ def main():
                   f"{fmt(pause['worst_latency_us_outside'])} us outside it (p99 of the worst per "
                   f"10 ms outside: {fmt(pause['p99_of_10ms_worst_us_outside'])} us); lost "
                   f"{pause['lost_during_write']} during the write, {pause['lost_whole_stream']} "
-                  "in all.")
+                  "in all. 10 ms buckets whose worst answer took over 5, 10, 20 ms: "
+                  f"{pause.get('buckets_over_5_10_20ms_during_write')} of "
+                  f"{pause.get('buckets_during_write')} during the write, "
+                  f"{pause.get('buckets_over_5_10_20ms_outside')} of "
+                  f"{pause.get('buckets_outside')} outside it; the median bucket's worst "
+                  f"{fmt(pause.get('median_of_10ms_worst_us_during_write'))} us during, "
+                  f"{fmt(pause.get('median_of_10ms_worst_us_outside'))} us outside.")
         md.append("")
     md.append(f"Whole run: {meta.get('elapsed_s', '?')} s.")
     text = "\n".join(md) + "\n"
