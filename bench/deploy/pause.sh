@@ -119,7 +119,8 @@ EOF
 nsd -d -c "$tmp/nsd/nsd.conf" 2>>"$out/nsd.log" &
 pids="$pids $!"
 i=0
-until dig +tries=1 +time=1 @127.0.0.1 -p "$AUTH" x.fill.test A 2>/dev/null | grep -q 'status: NOERROR'; do
+until dig +tries=1 +time=1 @127.0.0.1 -p "$AUTH" x.fill.test A 2>/dev/null |
+	grep -q 'status: NOERROR'; do
 	i=$((i + 1))
 	[ $i -lt 600 ] || { cat "$out/nsd.log"; exit 1; }
 	sleep 0.1
@@ -136,7 +137,8 @@ pids="$pids $dn_pid"
 wait_line "$out/dnsnap.log" "ready: answering" "$dn_pid"
 say "dnsnap on $DN, NSD (*.fill.test) on $AUTH; filling $entries names..."
 t0=$(now)
-dnsperf -s 127.0.0.1 -p "$DN" -d "$tmp/fill" -n 1 -c 8 -T 1 -q 500 -t 5 >"$out/fill.txt" 2>&1 || true
+dnsperf -s 127.0.0.1 -p "$DN" -d "$tmp/fill" -n 1 -c 8 -T 1 -q 500 -t 5 >"$out/fill.txt" 2>&1 ||
+	true
 fill_s=$(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", b - a}')
 fill_ok=$(sed -n 's/^ *Response codes:.*NOERROR \([0-9]*\) .*/\1/p' "$out/fill.txt")
 say "fill: ${fill_ok:-0}/$entries NOERROR in $fill_s s"

@@ -241,7 +241,8 @@ def main():
         md.append("")
         md.append(f"{pause['entries']} entries in memory, a snapshot of {pause['snapshot_bytes']} "
                   f"bytes written on SIGUSR2 in {fmt(pause['write_s_from_log'])} s (dnsnap's log: "
-                  f"`{pause['log_line']}`), hits at {pause['rate_qps']} q/s meanwhile. Worst answer "
+                  f"`{pause['log_line']}`), hits at {pause['rate_qps']} q/s meanwhile. "
+                  "Worst answer "
                   f"latency: {fmt(pause['worst_latency_us_during_write'])} us during the write, "
                   f"{fmt(pause['worst_latency_us_outside'])} us outside it (p99 of the worst per "
                   f"10 ms outside: {fmt(pause['p99_of_10ms_worst_us_outside'])} us); lost "

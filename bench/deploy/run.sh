@@ -278,7 +278,7 @@ policy.add(policy.all(policy.FORWARD('127.0.0.1@$AUTH')))
 EOF
 	start_kresd() {
 		kr_pids=
-		for k in 1 2; do
+		for _ in 1 2; do
 			kresd -n -c "$tmp/kresd/config" "$tmp/kresd/run" >>"$log/kresd.log" 2>&1 &
 			kr_pids="$kr_pids $!"
 		done
