@@ -1793,6 +1793,10 @@ int cmd_serve(int argc, char **argv)
 		case O_MAX_BYTES:
 			if (size_arg("--max-bytes", optarg, &s->max_bytes))
 				goto out_free;
+			if (s->max_bytes < (1u << 20)) { /* the index's tables alone take more */
+				fail(CMD, NULL, "--max-bytes: at least 1M, not %s", optarg);
+				goto out_free;
+			}
 			break;
 		case O_STALE:
 			if (number(CMD, "--serve-stale", optarg, 604800, &v))
