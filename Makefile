@@ -12,7 +12,9 @@ CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
 LDLIBS_TEST = -lldns -lpcap -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
-LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_LIB) $(JEMALLOC)
+# serve's metrics endpoint (cli/serve/metrics.c): the tool and test_metrics, not libdnsnap
+LDLIBS_HTTP = -lmicrohttpd
+LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_HTTP) $(LDLIBS_LIB) $(JEMALLOC)
 BUILD   ?= build
 PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
@@ -25,11 +27,13 @@ TEST_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones). The
-# last line is what make test-e2e runs: Unbound, NSD, drill and ldns-signzone,
-# kdig, tcpdump (dig and delv are in bind9-dnsutils), ps; dnsperf (the deploy's
-# flood) and python3 (tests/helpers/fakeup.py, the fake upstream).
+# third line: serve's metrics endpoint (libmicrohttpd) and the parser test_metrics checks
+# its text with (prometheus_client's). The last line is what make test-e2e runs: Unbound,
+# NSD, drill and ldns-signzone, kdig, tcpdump (dig and delv are in bind9-dnsutils), ps;
+# dnsperf (the deploy's flood) and python3 (tests/helpers/fakeup.py, the fake upstream).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
+       libmicrohttpd-dev python3-prometheus-client \
        unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3
 # ...and those of the peer benchmark (make bench-peers installs them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils
@@ -63,7 +67,7 @@ LIB_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 # layout or a constant's meaning changed. Adding a function keeps it. From 1.0 on,
 # SOVERSION is the version's major. The file is libdnsnap.so.SOVERSION.MINOR.PATCH; the
 # soname libdnsnap.so.SOVERSION is what programs record and ld.so looks for.
-SOVERSION = 0
+SOVERSION = 1
 SONAME    = libdnsnap.so.$(SOVERSION)
 SOFILE    = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 # The shared library (the file, then its soname and development links)
@@ -258,6 +262,15 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
+# The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
+$(BUILD)/bin/test_forward $(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward.o
+# serve's metrics, log and sd_notify, and the HTTP library they need.
+SERVE_OPS_OBJ = $(patsubst %.c,$(BUILD)/%.o,cli/serve/metrics.c cli/serve/log.c cli/serve/notify.c)
+$(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $(HELP_OBJ) \
+			   $(BUILD)/libdnsnap.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_HTTP) $(LDLIBS_TEST) -o $@
+
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
@@ -330,6 +343,14 @@ $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve/serve_reply.c cli/se
 	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< cli/serve/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
+
+# The forwarder's reply checks (no sockets): cli/serve/forward.c alone.
+$(BUILD)/fuzz/fuzz_upstream: tests/fuzz/fuzz_upstream.c cli/serve/forward.c cli/serve/forward.h \
+			     cli/serve/metrics.h cli/serve/hist.h $(wildcard format/*.h engine/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< \
+		cli/serve/forward.c -o $@
 
 -include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \
 	   -name '*.d' -type f -print 2>/dev/null)

@@ -52,11 +52,25 @@
  *   RRset's first record (only when the next record's Rec_Flags has SAME)
  *   and replayed, twice at most, so this stays allocation-free for RRsets
  *   of any size.
- * - TTL = min(max(0, TTL - age), left), age = max(0, (int32_t)(now -
- *   Inception)), left = max(0, (int32_t)(Expiry - now)): no record outlives
- *   its entry (a TTL the cache's policy capped, max_ttl or RFC 2308's
- *   negative TTL, is served capped, as BIND and Unbound serve it); with
+ * - TTL, with age = max(0, (int32_t)(now - Inception)): in an entry of
+ *   kind ANSWER or REFERRAL, max(0, clamp(TTL, o->min_ttl, o->max_ttl) -
+ *   age), the cap first and then the floor (as the cache's policy sets the
+ *   entry's life: min_ttl wins over max_ttl); every RRset keeps its own
+ *   remaining TTL, as Unbound, BIND and dnsdist's packet cache serve them, so
+ *   a CNAME 3600 in front of an A 300 does not go out at 295. The entry
+ *   still dies with its shortest record (its Expiry), so no record is served
+ *   from it after that record's own TTL ran out. In an NXDOMAIN or NODATA
+ *   entry the answer section's records (a CNAME chain before the name that
+ *   does not exist) are served so too, as Unbound serves them, and the
+ *   authority and additional sections' with min(max(0, TTL - age), left),
+ *   left = max(0, (int32_t)(Expiry - now)): the SOA is served with the
+ *   entry's time left, which is RFC 2308's negative TTL (min(SOA TTL,
+ *   MINIMUM)) as max_neg_ttl capped it. With
  *   o->stale every TTL is DNSNAP_STALE_TTL.
+ * - A stale answer's OPT ends with EDE 3 "Stale Answer" (RFC 8914 section
+ *   4.4; RFC 8767 section 4 suggests it), after the entry's own EDE options,
+ *   unless one of those is already EDE 3. Its 6 bytes are kept back before
+ *   the entry's options take their share of the size limit.
  * - Owners elided in the entry (mode QNAME, and SAME records of such
  *   RRsets) are written as the pointer 0xc00c to the echoed question, so the
  *   client's 0x20 spelling comes back; a root query name is written as the
@@ -105,6 +119,8 @@
 #define F_AD 0x0020u
 #define F_CD 0x0010u
 #define EDNS_DO 0x8000u
+#define EDE_STALE 3          /* RFC 8914 INFO-CODE "Stale Answer" */
+#define EDE_STALE_LEN 6      /* its option: code, length, INFO-CODE */
 
 /* ------------------------------------------------------------------ query */
 
@@ -352,7 +368,9 @@ typedef struct ctx {
 	ctab_t ct;
 	const dnsnap_query_t *q;
 	uint32_t age;
-	uint32_t left;           /* the entry's time left: no TTL above it */
+	uint32_t left;           /* the entry's time left: negative entries' cap */
+	int per_record;          /* a positive entry: each record its own TTL */
+	uint32_t min_ttl, max_ttl;
 	int stale;
 } ctx_t;
 
@@ -404,11 +422,20 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 	} else {
 		put_name(w, &c->ct, rr->owner, rr->owner_len);
 	}
-	uint32_t ttl = rr->ttl > c->age ? rr->ttl - c->age : 0;
-	if (ttl > c->left)
-		ttl = c->left;
-	if (c->stale)
+	uint32_t ttl = rr->ttl;
+	if (c->stale) {
 		ttl = DNSNAP_STALE_TTL;
+	} else if (c->per_record || rr->section == DNSNAP_SEC_ANSWER) {
+		if (c->max_ttl != 0 && ttl > c->max_ttl)
+			ttl = c->max_ttl;
+		if (ttl < c->min_ttl)
+			ttl = c->min_ttl;
+		ttl = ttl > c->age ? ttl - c->age : 0;
+	} else {
+		ttl = ttl > c->age ? ttl - c->age : 0;
+		if (ttl > c->left)
+			ttl = c->left;
+	}
 	wr_u16(w, rr->type);
 	wr_u16(w, rr->rclass);
 	wr_u32(w, ttl);
@@ -467,8 +494,9 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 
 /* Walk the extension area's EDE TLVs once; with @p out, write each option
  * that fits within @p budget bytes of OPT rdata. Returns the rdata length
- * of the options taken (the prefix that fits), or a negative error. */
-static long ede_options(const dnsnap_hdr_t *h, size_t budget, wr_t *out)
+ * of the options taken (the prefix that fits), or a negative error; with
+ * @p stale, whether one taken is EDE 3 "Stale Answer". */
+static long ede_options(const dnsnap_hdr_t *h, size_t budget, wr_t *out, int *stale)
 {
 	size_t total = 0;
 	const uint8_t *x = h->ext;
@@ -486,6 +514,8 @@ static long ede_options(const dnsnap_hdr_t *h, size_t budget, wr_t *out)
 			return DNSNAP_EFIELD;
 		if (budget - total < 4 + dlen)
 			break;
+		if (stale != NULL && ld16be(d) == EDE_STALE)
+			*stale = 1;
 		if (out != NULL) {
 			wr_u16(out, EDNS_EDE);
 			wr_u16(out, (uint16_t)dlen);
@@ -519,15 +549,21 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	if (limit < base)
 		limit = base;
 
-	size_t opt_len = 0;
+	size_t opt_len = 0, ede_len = 0, stale_ede = 0;
 	if (q->edns) {
 		size_t budget = limit - base;
 		if (budget > 65535)
 			budget = 65535;
-		long n = ede_options(&h, budget, NULL);
+		if (o->stale && budget >= EDE_STALE_LEN)
+			stale_ede = EDE_STALE_LEN;
+		int has_stale = 0;
+		long n = ede_options(&h, budget - stale_ede, NULL, &has_stale);
 		if (n < 0)
 			return (int)n;
-		opt_len = OPT_FIXED + (size_t)n;
+		if (has_stale)
+			stale_ede = 0;
+		ede_len = (size_t)n;
+		opt_len = OPT_FIXED + ede_len + stale_ede;
 	}
 
 	ctx_t c;
@@ -542,6 +578,10 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	int32_t left = (int32_t)(h.expiry - o->now);
 	c.left = left > 0 ? (uint32_t)left : 0;
 	c.stale = o->stale;
+	unsigned kind = dnsnap_hdr_kind(&h);
+	c.per_record = kind == DNSNAP_KIND_ANSWER || kind == DNSNAP_KIND_REFERRAL;
+	c.min_ttl = o->min_ttl;
+	c.max_ttl = o->max_ttl;
 
 	/* header (counts and flags filled at the end), then the question */
 	c.w.pos = HDR_LEN;
@@ -595,7 +635,12 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 		wr_u16(&c.w, o->our_udp_size ? o->our_udp_size : 1232);
 		wr_u32(&c.w, q->do_bit ? EDNS_DO : 0);
 		wr_u16(&c.w, (uint16_t)(opt_len - OPT_FIXED));
-		ede_options(&h, opt_len - OPT_FIXED, &c.w);
+		ede_options(&h, ede_len, &c.w, NULL);
+		if (stale_ede != 0) {
+			wr_u16(&c.w, EDNS_EDE);
+			wr_u16(&c.w, 2);
+			wr_u16(&c.w, EDE_STALE);
+		}
 		if (c.w.full)
 			return DNSNAP_ENOSPC; /* cannot happen: the room was reserved */
 		count[DNSNAP_SEC_ADDITIONAL]++;

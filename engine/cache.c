@@ -29,6 +29,14 @@
  * occupied slots from the hand, an expired entry is evicted first; otherwise
  * the hand clears visited bits until it finds an entry not used since its
  * last pass, and evicts that one.
+ *
+ * Lower tier. Under the cache, a function table and its object
+ * (dnsnap_cache_set_tier(): the mapped snapshot, a shared store): this file
+ * knows neither. A lookup takes the tier's rwlock shared, lazily at its first
+ * lower-tier probe, and holds it to its end (then takes shard locks inside
+ * it: the order is tier, then shard; nothing takes them the other way). The
+ * lock prefers writers: a steady stream of lookups cannot starve a swap, and
+ * new lookups wait only for the lookups already in the old tier.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -45,6 +53,8 @@
 #include "byteorder.h"
 #include "cache_internal.h"
 #include "dnsnap.h"
+#include "expiry.h"
+#include "tier.h"
 
 #define NSHARDS_LOG 4
 #define NSHARDS (1u << NSHARDS_LOG)
@@ -76,10 +86,11 @@ struct dnsnap_cache {
 	dnsnap_cache_opts_t o;
 	size_t shard_max_bytes;  /* 0: none */
 	size_t shard_max_entries;
-	/* The snapshot under the cache: lookups hold snap_lock shared while
-	 * they use it, so once attach returns nobody is in the old one. */
-	pthread_rwlock_t snap_lock;
-	dnsnap_snap_t *snap;
+	/* The lower tier: lookups hold tier_lock shared while they use it, so
+	 * once dnsnap_cache_set_tier() returns nobody is in the old one. */
+	pthread_rwlock_t tier_lock;
+	const dnsnap_tier_ops_t *tier_ops;
+	void *tier;
 	uint64_t seed;           /* of the index hash, from getrandom() */
 	struct shard shards[NSHARDS];
 };
@@ -197,8 +208,7 @@ static int grow(struct shard *s)
 
 static inline int expired_at(const struct centry *e, uint32_t now)
 {
-	uint32_t expiry = ld32le(ce_entry(e) + 4);
-	return (int32_t)(expiry - now) <= 0;
+	return !dnsnap__entry_live(ce_entry(e), now);
 }
 
 /* Evict one entry (CLOCK, expired first) and free it: the caller holds the
@@ -242,7 +252,7 @@ evict:;
 void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o)
 {
 	memset(o, 0, sizeof *o);
-	o->max_ttl = 86400;
+	o->max_ttl = DNSNAP__MAX_TTL_DEFAULT;
 	o->max_neg_ttl = 10800;
 	o->stale_window = 86400;
 	o->rotate = 1;
@@ -278,8 +288,8 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 		c->o = *o;
 	else
 		dnsnap_cache_opts_default(&c->o);
-	if (c->o.stale_window > 604800)
-		c->o.stale_window = 604800; /* RFC 8767 section 5: at most 7 days */
+	if (c->o.stale_window > DNSNAP__STALE_WINDOW_MAX)
+		c->o.stale_window = DNSNAP__STALE_WINDOW_MAX; /* RFC 8767 section 5 */
 	if (c->o.our_udp_size < 512)
 		c->o.our_udp_size = 1232;
 	/* The cache's own struct counts too; each shard needs room for a table
@@ -298,7 +308,15 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 	}
 	for (unsigned i = 0; i < NSHARDS; i++)
 		c->shards[i].seed = c->seed;
-	if (pthread_rwlock_init(&c->snap_lock, NULL) != 0) {
+	pthread_rwlockattr_t ta;
+	int terr = pthread_rwlockattr_init(&ta);
+	if (terr == 0) {
+		/* a swap must not wait for lookups that keep coming */
+		pthread_rwlockattr_setkind_np(&ta, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		terr = pthread_rwlock_init(&c->tier_lock, &ta);
+		pthread_rwlockattr_destroy(&ta);
+	}
+	if (terr != 0) {
 		dnsnap_free(c);
 		return DNSNAP_ENOMEM;
 	}
@@ -306,7 +324,7 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 		if (pthread_rwlock_init(&c->shards[i].lock, NULL) != 0) {
 			while (i--)
 				pthread_rwlock_destroy(&c->shards[i].lock);
-			pthread_rwlock_destroy(&c->snap_lock);
+			pthread_rwlock_destroy(&c->tier_lock);
 			dnsnap_free(c);
 			return DNSNAP_ENOMEM;
 		}
@@ -326,7 +344,7 @@ void dnsnap_cache_free(dnsnap_cache_t *c)
 		dnsnap_free(s->slots);
 		pthread_rwlock_destroy(&s->lock);
 	}
-	pthread_rwlock_destroy(&c->snap_lock);
+	pthread_rwlock_destroy(&c->tier_lock);
 	dnsnap_free(c);
 }
 
@@ -471,59 +489,126 @@ int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint3
 			    1);
 }
 
-int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now,
-			uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
+/* Answer from the memory entry under @p key: when it is fresh, or stale
+ * within @p window and @p allow_stale. Sets *state (DNSNAP__DEAD when there
+ * is no entry) and, for the answer built, ao->stale and ao->rotate. @p h is
+ * the key's hash. */
+static int mem_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, const uint8_t *key,
+		      size_t key_len, uint64_t h, dnsnap_answer_opts_t *ao, uint32_t window,
+		      int allow_stale, uint8_t *out, size_t cap, size_t *out_len,
+		      enum dnsnap__expiry *state)
 {
-	if (c == NULL || q == NULL || out == NULL || out_len == NULL)
-		return DNSNAP_EINVAL;
-	uint64_t h = hash_key(c->seed, q->key, q->key_len);
 	struct shard *s = shard_of(c, h);
 	int err = DNSNAP_ENOTFOUND;
+	*state = DNSNAP__DEAD;
 	pthread_rwlock_rdlock(&s->lock);
-	size_t i = find(s, h, q->key, q->key_len);
+	size_t i = find(s, h, key, key_len);
 	if (i != SIZE_MAX) {
 		struct centry *e = slot_entry(s->slots[i]);
-		const uint8_t *ent = ce_entry(e);
-		uint32_t expiry = ld32le(ent + 4);
-		int32_t left = (int32_t)(expiry - now);
-		int stale = left <= 0;
-		if (!stale || (c->o.serve_stale && -(int64_t)left < (int64_t)c->o.stale_window)) {
+		*state = dnsnap__entry_state(ce_entry(e), ao->now, window);
+		if (*state == DNSNAP__FRESH || (*state == DNSNAP__STALE && allow_stale)) {
 			uint32_t hits = atomic_load_explicit(&e->hits, memory_order_relaxed);
-			dnsnap_answer_opts_t ao = {
-				.now = now,
-				.max_size = max_size,
-				.our_udp_size = c->o.our_udp_size,
-				.rotate = c->o.rotate ? hits : 0,
-				.stale = stale,
-			};
-			err = dnsnap_answer_build(q, ent, e->entry_len, &ao, out, cap, out_len);
+			ao->rotate = c->o.rotate ? hits : 0;
+			ao->stale = *state == DNSNAP__STALE;
+			err = dnsnap_answer_build(q, ce_entry(e), e->entry_len, ao, out, cap,
+						  out_len);
 			if (err == DNSNAP_OK) {
 				if (hits != UINT32_MAX)
 					atomic_fetch_add_explicit(&e->hits, 1, memory_order_relaxed);
 				if (!atomic_load_explicit(&e->visited, memory_order_relaxed))
 					atomic_store_explicit(&e->visited, 1, memory_order_relaxed);
-				if (stale)
-					atomic_fetch_add_explicit(&s->stale_served, 1,
-								  memory_order_relaxed);
 			}
-		} else {
-			err = DNSNAP_ENOTFOUND;
 		}
 	}
 	pthread_rwlock_unlock(&s->lock);
-	if (err == DNSNAP_ENOTFOUND) { /* fall through to the snapshot, if any */
-		pthread_rwlock_rdlock(&c->snap_lock);
-		if (c->snap != NULL)
-			err = dnsnap__snap_answer(c->snap, q, now, max_size, c->o.serve_stale,
-						  c->o.stale_window, c->o.our_udp_size, out, cap,
-						  out_len);
-		pthread_rwlock_unlock(&c->snap_lock);
-	}
-	if (err == DNSNAP_OK)
-		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
-	else if (err == DNSNAP_ENOTFOUND)
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
 	return err;
+}
+
+int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_lookup_t *lk,
+			uint8_t *out, size_t cap, size_t *out_len)
+{
+	if (c == NULL || q == NULL || lk == NULL || out == NULL || out_len == NULL ||
+	    q->key_len == 0 || q->key_len > DNSNAP_KEY_MAX)
+		return DNSNAP_EINVAL;
+	uint32_t window = lk->stale_window < DNSNAP__STALE_WINDOW_MAX ? lk->stale_window
+								      : DNSNAP__STALE_WINDOW_MAX;
+	/* the keys to try: the query's, then for CD=1 the CD=0 one */
+	uint8_t key0[DNSNAP_KEY_MAX];
+	const uint8_t *keys[2] = { q->key, key0 };
+	size_t klen[2] = { q->key_len, dnsnap__key_cd0(q, key0) };
+	unsigned nkeys = klen[1] != 0 ? 2 : 1;
+	uint64_t hk[2] = { hash_key(c->seed, q->key, q->key_len), 0 };
+	if (nkeys == 2)
+		hk[1] = hash_key(c->seed, key0, klen[1]);
+	dnsnap_answer_opts_t ao = {
+		.now = lk->now,
+		.max_size = lk->max_size,
+		.our_udp_size = c->o.our_udp_size,
+		.min_ttl = c->o.min_ttl,
+		.max_ttl = c->o.max_ttl,
+	};
+	enum dnsnap__expiry mem[2] = { DNSNAP__DEAD, DNSNAP__DEAD };
+	enum dnsnap__expiry low[2] = { DNSNAP__DEAD, DNSNAP__DEAD };
+	int err = DNSNAP_ENOTFOUND, tier = DNSNAP_TIER_MEMORY, locked = 0;
+	unsigned k = 0;
+	/* Pass 0: fresh entries, memory before the lower tier, CD=1 before
+	 * CD=0. Pass 1 (a stale window): the stale entries pass 0 saw, in the
+	 * same order, read again (they may have been refreshed meanwhile). */
+	for (int pass = 0; pass < 2 && err == DNSNAP_ENOTFOUND; pass++) {
+		if (pass == 1 && window == 0)
+			break;
+		for (k = 0; k < nkeys; k++) {
+			if (pass == 0 || mem[k] == DNSNAP__STALE) {
+				err = mem_answer(c, q, keys[k], klen[k], hk[k], &ao, window, pass,
+						 out, cap, out_len, &mem[k]);
+				if (err != DNSNAP_ENOTFOUND) {
+					tier = DNSNAP_TIER_MEMORY;
+					break;
+				}
+			}
+			if (pass == 0 || low[k] == DNSNAP__STALE) {
+				if (!locked) {
+					pthread_rwlock_rdlock(&c->tier_lock);
+					locked = 1;
+				}
+				err = dnsnap__tier_answer(c->tier_ops, c->tier, keys[k], klen[k], q,
+							  &ao, window, pass, out, cap, out_len,
+							  &low[k]);
+				if (err != DNSNAP_ENOTFOUND) {
+					tier = DNSNAP_TIER_LOWER;
+					break;
+				}
+			}
+		}
+	}
+	if (locked)
+		pthread_rwlock_unlock(&c->tier_lock);
+
+	struct shard *s = shard_of(c, hk[0]);
+	if (err == DNSNAP_OK) {
+		lk->tier = tier;
+		lk->stale = ao.stale;
+		lk->cd_fallback = k == 1;
+		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
+		if (ao.stale)
+			atomic_fetch_add_explicit(&s->stale_served, 1, memory_order_relaxed);
+	} else if (err == DNSNAP_ENOTFOUND) {
+		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+	}
+	return err;
+}
+
+int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now,
+			uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
+{
+	if (c == NULL)
+		return DNSNAP_EINVAL;
+	dnsnap_lookup_t lk = {
+		.now = now,
+		.max_size = max_size,
+		.stale_window = c->o.serve_stale ? c->o.stale_window : 0,
+	};
+	return dnsnap_cache_lookup(c, q, &lk, out, cap, out_len);
 }
 
 int dnsnap_cache_remove(dnsnap_cache_t *c, const uint8_t *key, size_t key_len)
@@ -592,12 +677,19 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out)
 	}
 }
 
-void dnsnap_cache_attach(dnsnap_cache_t *c, dnsnap_snap_t *snap, dnsnap_snap_t **old)
+void dnsnap_cache_set_tier(dnsnap_cache_t *c, const dnsnap_tier_ops_t *ops, void *tier,
+			   void **old)
 {
-	pthread_rwlock_wrlock(&c->snap_lock);
-	dnsnap_snap_t *prev = c->snap;
-	c->snap = snap;
-	pthread_rwlock_unlock(&c->snap_lock);
+	if (c == NULL) {
+		if (old != NULL)
+			*old = NULL;
+		return;
+	}
+	pthread_rwlock_wrlock(&c->tier_lock);
+	void *prev = c->tier;
+	c->tier_ops = ops;
+	c->tier = ops != NULL ? tier : NULL;
+	pthread_rwlock_unlock(&c->tier_lock);
 	if (old != NULL)
 		*old = prev;
 }

@@ -1,5 +1,6 @@
 /*
- * cache_internal.h: what the snapshot code (snap_write.c, snap_read.c) needs from cache.c. Not installed.
+ * cache_internal.h: what the snapshot writer (snap_write.c) and the keep rule
+ * (keep.c) share with cache.c. Not installed.
  */
 #ifndef DNSNAP_CACHE_INTERNAL_H
 #define DNSNAP_CACHE_INTERNAL_H
@@ -26,12 +27,6 @@ typedef struct dnsnap_copy {
 /* Copy every entry live at @p now, one shard at a time under its read lock
  * (lookups go on; inserts into that shard wait). */
 int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out);
-
-/* Answer from a snapshot with the cache's options (stale rules, rotation
- * off: a map has no counters). */
-int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
-			uint16_t max_size, int serve_stale, uint32_t stale_window,
-			uint16_t our_udp_size, uint8_t *out, size_t cap, size_t *out_len);
 
 /* Where the index puts @p key: its shard (0-15), and its 64-bit hash in
  * *hash when not NULL. For tests: the hash is seeded per cache. */

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define DNSNAP_VERSION "0.5.0"
+#define DNSNAP_VERSION "0.6.0"
 
 /* ---------------------------------------------------------------- queries */
 
@@ -64,7 +64,9 @@ typedef struct dnsnap_answer_opts {
 	uint16_t our_udp_size;   /* advertised in our OPT; default 1232 */
 	unsigned rotate;         /* round robin: A and AAAA RRsets start at member
 				  * rotate % n (0 = as stored) */
-	int stale;               /* serve stale (RFC 8767): TTLs are 30 s */
+	int stale;               /* serve stale (RFC 8767): TTLs are 30 s, EDE 3 */
+	uint32_t min_ttl;        /* positive entries: each record's TTL is raised to this */
+	uint32_t max_ttl;        /* ... and capped at this (0 = no cap), before aging */
 } dnsnap_answer_opts_t;
 
 /** The stale TTL of RFC 8767 section 4. */
@@ -80,10 +82,19 @@ typedef struct dnsnap_answer_opts {
  *   authenticated and the client set DO or AD; RCODE from the entry;
  * - the question echoed byte for byte (0x20 casing survives); owners elided
  *   in the entry become pointers to it;
- * - TTL = max(0, TTL - (now - Inception)); DNSSEC records only for DO
- *   clients, or in the answer section when asked for by type; names compressed (owners, and rdata
- *   of NS, CNAME, SOA, PTR, MX, MINFO, MB, MG, MR, MD, MF);
- * - OPT (our size, DO echoed, the entry's EDE options) when the query had one;
+ * - TTLs, with age = max(0, now - Inception): in a positive entry (kind
+ *   ANSWER or REFERRAL) each record keeps its own, max(0, clamp(TTL,
+ *   min_ttl, max_ttl) - age), as a resolver serves each RRset's remaining
+ *   TTL (a CNAME 3600 before an A 300, at age 5: 3595 and 295); in a
+ *   negative entry (NXDOMAIN, NODATA) min(max(0, TTL - age), Expiry - now),
+ *   the SOA capped by the entry's time left (RFC 2308's negative TTL); with
+ *   o->stale every TTL is DNSNAP_STALE_TTL;
+ * - DNSSEC records only for DO clients, or in the answer section when asked
+ *   for by type; names compressed (owners, and rdata of NS, CNAME, SOA, PTR,
+ *   MX, MINFO, MB, MG, MR, MD, MF);
+ * - OPT (our size, DO echoed, the entry's EDE options, then with o->stale
+ *   EDE 3 "Stale Answer" of RFC 8914 unless the entry has one) when the query
+ *   had one;
  * - over the size limit: cut at an RRset boundary; TC set when the answer or
  *   authority section was cut.
  *
@@ -155,7 +166,77 @@ int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_
 			      const uint8_t *entry, size_t entry_len);
 
 /**
- * Answer a parsed query from the cache into @p out.
+ * A lower tier under the in-memory cache: the mapped snapshot now, a shared
+ * store (Redis) later. get() copies the entry under key into buf
+ * (DNSNAP_ENTRY_MAX bytes hold any) after checking it as untrusted data
+ * (dnsnap_entry_validate()); it may be called from many threads at once.
+ * get() returns DNSNAP_OK (and sets *len) or DNSNAP_ENOTFOUND; any other
+ * value is taken as a miss too. get() runs under the cache's tier lock (held
+ * shared): it must not call dnsnap_cache_set_tier() or dnsnap_cache_attach()
+ * on that cache, nor look up in it.
+ */
+typedef struct dnsnap_tier_ops {
+	const char *name;        /* for messages: "map" */
+	int (*get)(void *tier, const uint8_t *key, size_t key_len, uint8_t *buf,
+		   size_t cap, size_t *len);   /* DNSNAP_OK, DNSNAP_ENOTFOUND */
+} dnsnap_tier_ops_t;
+
+/**
+ * Put a lower tier under @p c: a lookup that misses in memory asks
+ * @p ops->get(@p tier, ...). Replaces the one before (returned through
+ * @p old, may be NULL), atomically: lookups see the old or the new, never
+ * none; when this returns, no lookup uses the old one any more (it may be
+ * closed). @p ops NULL detaches (@p tier is then ignored). The cache does not
+ * own the tier.
+ */
+void dnsnap_cache_set_tier(dnsnap_cache_t *c, const dnsnap_tier_ops_t *ops, void *tier,
+			   void **old);
+
+#define DNSNAP_TIER_MEMORY 0     /* dnsnap_lookup_t.tier: the in-memory cache */
+#define DNSNAP_TIER_LOWER  1     /* ... the lower tier (dnsnap_cache_set_tier()) */
+
+/** A lookup's parameters, and what answered it. */
+typedef struct dnsnap_lookup {
+	uint32_t now;            /* Unix seconds */
+	uint16_t max_size;       /* as dnsnap_cache_answer()'s */
+	uint32_t stale_window;   /* > 0: an entry expired less than this many seconds
+				  * ago may answer (RFC 8767: TTL 30, EDE 3), capped at
+				  * 604800; 0: fresh only, whatever the cache's
+				  * serve_stale option says */
+	/* out, set on DNSNAP_OK */
+	int tier;                /* DNSNAP_TIER_MEMORY or DNSNAP_TIER_LOWER */
+	int stale;               /* the answer is stale */
+	int cd_fallback;         /* a CD=1 query answered from a CD=0 entry */
+} dnsnap_lookup_t;
+
+/**
+ * Answer a parsed query from the cache and its lower tier into @p out.
+ *
+ * Order: a fresh entry in memory, then a fresh one in the lower tier; only
+ * then, when lk->stale_window > 0, a stale one in memory, then in the lower
+ * tier (a fresh lower-tier entry beats a stale memory one). A CD=1 query
+ * that finds no CD=1 entry is answered from the CD=0 entry of the same name,
+ * type, class and tag (validated data is good for a client that validates
+ * itself): CD=1 before CD=0 within each of the four steps, so a fresh CD=0
+ * entry beats a stale CD=1 one. A CD=0 query never reads a CD=1 entry. The
+ * answer's header copies the query's CD bit. Records' TTLs follow the
+ * cache's min_ttl and max_ttl (dnsnap_answer_build()); memory answers rotate
+ * A and AAAA RRsets when the cache's rotate option is on.
+ *
+ * Counters (dnsnap_cache_stats()): hits on DNSNAP_OK (and stale_served when
+ * stale), misses on DNSNAP_ENOTFOUND. No allocation.
+ *
+ * @return DNSNAP_OK (lk->tier, lk->stale, lk->cd_fallback set),
+ *         DNSNAP_ENOTFOUND (a miss: no entry, or expired and not servable
+ *         stale), DNSNAP_ENOSPC, DNSNAP_EINVAL
+ */
+int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_lookup_t *lk,
+			uint8_t *out, size_t cap, size_t *out_len);
+
+/**
+ * Answer a parsed query from the cache into @p out: dnsnap_cache_lookup()
+ * with stale_window = the cache's stale_window when its serve_stale option
+ * is on, else 0.
  * @return DNSNAP_OK (a hit), DNSNAP_ENOTFOUND (a miss: no entry, or expired
  *         and not servable stale), DNSNAP_ENOSPC
  */
@@ -193,7 +274,11 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
  * lookups never wait for each other, and updates the hit counter and the
  * CLOCK bit with relaxed atomics. Inserts and removals take their shard's
  * lock exclusively for the index update only (encoding and allocation happen
- * before). An entry is never freed while a lookup reads it.
+ * before). An entry is never freed while a lookup reads it. A lookup that
+ * reaches the lower tier holds the tier's lock in shared mode while it uses
+ * it; dnsnap_cache_set_tier() takes it exclusively (new lookups wait for it
+ * rather than starve it), so it returns once the lookups in the old tier are
+ * done.
  */
 
 /* -------------------------------------------------------------- progress */
@@ -235,7 +320,7 @@ typedef struct dnsnap_snap_info {
 	uint64_t entry_count;
 	uint64_t digest;         /* XXH3-64 over the entries, in key order */
 	uint64_t file_size;
-	char writer[128];        /* "dnsnap 0.5.0 on HOST" */
+	char writer[128];        /* "dnsnap 0.6.0 on HOST" */
 } dnsnap_snap_info_t;
 
 typedef struct dnsnap_snap_write_stats {
@@ -413,7 +498,12 @@ const char *dnsnap_snap_path(const dnsnap_snap_t *s);
 int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_t *buf,
 		    size_t cap, size_t *len);
 
-/** Answer from the snapshot alone, like dnsnap_cache_answer(). */
+/**
+ * Answer from the snapshot alone, as dnsnap_cache_answer() of a cache with
+ * the default options (fresh entries only; TTLs capped at 86400, the default
+ * max_ttl; no rotation) with @p s under it: a CD=1 query without a CD=1
+ * entry is answered from the CD=0 one.
+ */
 int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 		       uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
 
@@ -445,12 +535,16 @@ uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
  */
 int dnsnap_snap_changed(const dnsnap_snap_t *s);
 
+/** The snapshot as a lower tier: tier = a dnsnap_snap_t *, get = dnsnap_snap_get(). */
+extern const dnsnap_tier_ops_t dnsnap_snap_tier;
+
 /**
- * Put @p s under @p c: a lookup that misses in memory falls through to the
- * snapshot. Replaces (and returns through @p old, may be NULL) the snapshot
- * attached before, atomically: lookups never see none. Close the old one
- * with dnsnap_snap_close(), which waits for lookups still in it. @p s may be
- * NULL to detach. The cache does not own the snapshot.
+ * Put @p s under @p c: dnsnap_cache_set_tier(c, s ? &dnsnap_snap_tier :
+ * NULL, s, old). A lookup that misses in memory falls through to the
+ * snapshot. Replaces (and returns through @p old, may be NULL) the tier
+ * attached before (a snapshot, if that is what was attached), atomically:
+ * lookups never see none. Close the old one with dnsnap_snap_close(). @p s
+ * may be NULL to detach. The cache does not own the snapshot.
  */
 void dnsnap_cache_attach(dnsnap_cache_t *c, dnsnap_snap_t *s, dnsnap_snap_t **old);
 

@@ -26,6 +26,7 @@
 #include "../format/internal.h"
 #include "alloc.h"
 #include "dnsnap.h"
+#include "expiry.h"
 #include "record.h"
 #include "snap_internal.h"
 
@@ -620,7 +621,7 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 		memcpy(prev, k, key_len);
 		prev_len = key_len;
 		XXH3_64bits_update(xs, buf, 6 + key_len + (size_t)entry_len);
-		if ((int32_t)(ld32le(v + 4) - now) <= 0)
+		if (!dnsnap__entry_live(v, now))
 			(*expired)++; /* expired by now: left out */
 		else if ((e = dnsnap_snapw_add(sw, k, key_len, v, entry_len, &ed)) != DNSNAP_OK) {
 			e = dnsnap__diag(r->d, e, (size_t)at, "entry %llu: %s",

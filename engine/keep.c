@@ -15,6 +15,7 @@
 
 #include "byteorder.h"
 #include "cache_internal.h"
+#include "expiry.h"
 
 /* The records that make an entry's data: not the DNSSEC ones, not additional. */
 static int is_data(const dnsnap_rr_t *rr)
@@ -88,7 +89,7 @@ int dnsnap__keep_older(const uint8_t *older, size_t older_len, const uint8_t *ne
 	    dnsnap_entry_header(newer, newer_len, &n, NULL) != DNSNAP_OK)
 		return 0;
 	/* the older must still be live when the newer arrives */
-	if ((int32_t)(o.expiry - n.inception) <= 0)
+	if (dnsnap__expiry_state(o.expiry, n.inception, 0) != DNSNAP__FRESH)
 		return 0;
 	if (dnsnap_hdr_rcode(&o) != dnsnap_hdr_rcode(&n) || dnsnap_hdr_kind(&o) != dnsnap_hdr_kind(&n))
 		return 0;

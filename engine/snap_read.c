@@ -38,10 +38,10 @@
 
 #include "../format/internal.h"
 #include "alloc.h"
-#include "cache_internal.h"
 #include "dnsnap.h"
 #include "record.h"
 #include "snap_internal.h"
+#include "tier.h"
 
 /* LMDB's data format 1 (64-bit hosts), as the spec states it. */
 #define LMDB_DATA_VERSION 1u
@@ -384,33 +384,43 @@ int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_
 		       ? DNSNAP_ENOTFOUND : err; /* damage and faults are misses */
 }
 
-/* The answer path's copy of an entry: one per thread, made on first use. */
-static _Thread_local uint8_t tl_entry[DNSNAP_ENTRY_MAX];
-
-int dnsnap__snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
-			uint16_t max_size, int serve_stale, uint32_t stale_window,
-			uint16_t our_udp_size, uint8_t *out, size_t cap, size_t *out_len)
+/* The snapshot as a lower tier (dnsnap_tier_ops_t.get's signature). */
+static int snap_tier_get(void *tier, const uint8_t *key, size_t key_len, uint8_t *buf,
+			 size_t cap, size_t *len)
 {
-	size_t len;
-	int err = dnsnap_snap_get(s, q->key, q->key_len, tl_entry, sizeof tl_entry, &len);
-	if (err != DNSNAP_OK)
-		return err;
-	int32_t left = (int32_t)(ld32le(tl_entry + 4) - now);
-	int stale = left <= 0;
-	if (stale && !(serve_stale && -(int64_t)left < (int64_t)stale_window))
-		return DNSNAP_ENOTFOUND;
-	dnsnap_answer_opts_t o = {
-		.now = now, .max_size = max_size, .our_udp_size = our_udp_size, .stale = stale,
-	};
-	return dnsnap_answer_build(q, tl_entry, len, &o, out, cap, out_len);
+	return dnsnap_snap_get(tier, key, key_len, buf, cap, len);
+}
+
+const dnsnap_tier_ops_t dnsnap_snap_tier = { "map", snap_tier_get };
+
+void dnsnap_cache_attach(dnsnap_cache_t *c, dnsnap_snap_t *s, dnsnap_snap_t **old)
+{
+	void *prev;
+	dnsnap_cache_set_tier(c, s != NULL ? &dnsnap_snap_tier : NULL, s, &prev);
+	if (old != NULL)
+		*old = prev;
 }
 
 int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 		       uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
 {
-	if (s == NULL || q == NULL || out == NULL || out_len == NULL)
+	if (s == NULL || q == NULL || out == NULL || out_len == NULL || q->key_len == 0 ||
+	    q->key_len > DNSNAP_KEY_MAX)
 		return DNSNAP_EINVAL;
-	return dnsnap__snap_answer(s, q, now, max_size, 0, 0, 1232, out, cap, out_len);
+	/* as a cache with the default options would: see dnsnap_cache_lookup() */
+	dnsnap_answer_opts_t ao = {
+		.now = now, .max_size = max_size, .our_udp_size = 1232,
+		.max_ttl = DNSNAP__MAX_TTL_DEFAULT,
+	};
+	uint8_t key0[DNSNAP_KEY_MAX];
+	size_t len0 = dnsnap__key_cd0(q, key0);
+	enum dnsnap__expiry st;
+	int err = dnsnap__tier_answer(&dnsnap_snap_tier, s, q->key, q->key_len, q, &ao, 0, 0, out,
+				      cap, out_len, &st);
+	if (err == DNSNAP_ENOTFOUND && len0 != 0) /* CD=1 from the CD=0 entry */
+		err = dnsnap__tier_answer(&dnsnap_snap_tier, s, key0, len0, q, &ao, 0, 0, out, cap,
+					  out_len, &st);
+	return err;
 }
 
 /* ------------------------------------------------------------------ scans */

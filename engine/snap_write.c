@@ -35,6 +35,7 @@
 #include "alloc.h"
 #include "cache_internal.h"
 #include "dnsnap.h"
+#include "expiry.h"
 #include "record.h"
 #include "snap_internal.h"
 
@@ -491,7 +492,7 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 		const rec_t *r = &m->r[m->i++];
 		const uint8_t *ce = r->key + r->key_len;
 		int base_wins = 0;
-		if ((int32_t)(ld32le(entry + 4) - m->now) <= 0)
+		if (!dnsnap__entry_live(entry, m->now))
 			base_wins = 0;
 		else if ((int32_t)(ld32le(entry) - ld32le(ce)) > 0)
 			base_wins = !dnsnap__keep_older(ce, r->entry_len, entry, entry_len);
@@ -504,7 +505,7 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 			m->err = merge_put_rec(m, r);
 			m->st.replaced++;
 		}
-	} else if ((int32_t)(ld32le(entry + 4) - m->now) <= 0) {
+	} else if (!dnsnap__entry_live(entry, m->now)) {
 		m->st.base_expired++;
 	} else {
 		m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);

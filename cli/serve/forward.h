@@ -29,7 +29,12 @@
  *   order given, skipping those down (when all are down, the one down the
  *   longest is tried).
  * - Bounds: at most max_outstanding upstream queries in flight (each holds
- *   one socket); fwd_submit() refuses more.
+ *   one socket); fwd_submit() refuses more. A submission holds one of those
+ *   slots from fwd_submit() until the thread has seen it, even one that then
+ *   waits on a query already in flight (it gives the slot back then): so
+ *   fwd_submit() can answer FWD_FULL at once, without a lock shared with
+ *   the thread. Whether a key already has max_waiters is known to the thread
+ *   only: such a waiter comes back through the rejected() hook.
  */
 #ifndef DNSNAP_SERVE_FORWARD_H
 #define DNSNAP_SERVE_FORWARD_H
@@ -53,10 +58,10 @@ struct fwd_upstream {
 struct fwd_opts {
 	struct fwd_upstream up[FWD_MAX_UPSTREAMS];
 	int nup;
-	unsigned timeout_ms;     /* one attempt (default 1000) */
-	unsigned tries;          /* attempts in all, over the upstreams (default 3) */
-	unsigned max_outstanding;/* upstream queries in flight (default 2048) */
-	unsigned max_waiters;    /* clients waiting on one key (default 256) */
+	unsigned timeout_ms;     /* one attempt (0: the default, 1000) */
+	unsigned tries;          /* attempts in all, over the upstreams (0: 3) */
+	unsigned max_outstanding;/* upstream queries in flight (0: 2048) */
+	unsigned max_waiters;    /* clients waiting on one key (0: 256) */
 	int use_0x20;
 };
 
@@ -66,7 +71,8 @@ enum fwd_result {
 	FWD_TIMEOUT,             /* every attempt timed out (-> EDE 22) */
 	FWD_FAILED,              /* every attempt failed, at least one not by timeout: errors,
 				  * SERVFAIL or REFUSED answers, garbage (-> EDE 23); reply is the
-				  * last SERVFAIL/REFUSED response received, if any, else NULL */
+				  * last accepted response with another RCODE than NOERROR and
+				  * NXDOMAIN (SERVFAIL, REFUSED ...), if any, else NULL */
 	FWD_STOPPED,             /* fwd_free() while it was in flight */
 };
 
@@ -79,6 +85,13 @@ struct fwd_hooks {
 	 */
 	void (*done)(void *arg, enum fwd_result result, const uint8_t *reply, size_t len,
 		     void *const *waiters, size_t n);
+	/*
+	 * Called from the forwarder's thread for a @p waiter that fwd_submit()
+	 * queued but that will not be asked for: @p why is FWD_KEY_FULL
+	 * (max_waiters clients wait on its key already) or FWD_FULL (no memory
+	 * for one more waiter). The hook owns @p waiter from then on.
+	 */
+	void (*rejected)(void *arg, void *waiter, int why);
 	void *arg;
 };
 
@@ -93,14 +106,14 @@ int fwd_new(const struct fwd_opts *o, const struct fwd_hooks *h, struct fwd **ou
 /*
  * Ask for @p q (parsed by dnsnap_query_parse(), its key built without a tag)
  * on behalf of @p waiter, an opaque pointer handed back to done(). Any
- * thread. @return FWD_QUEUED (done() will get @p waiter), FWD_FULL
- * (max_outstanding queries in flight), FWD_KEY_FULL (max_waiters wait on the
- * key already): the caller keeps @p waiter.
+ * thread, but not during or after fwd_free(). @return FWD_QUEUED (done(), or
+ * rejected() with FWD_KEY_FULL, will get @p waiter), FWD_FULL (max_outstanding
+ * queries in flight or submitted: the caller keeps @p waiter).
  */
 int fwd_submit(struct fwd *f, const dnsnap_query_t *q, void *waiter);
 
-/* Wait until no upstream query is in flight, at most @p ms milliseconds.
- * @return 0 drained, -1 timed out */
+/* Wait until no upstream query is in flight or submitted, at most @p ms
+ * milliseconds. @return 0 drained, -1 timed out */
 int fwd_drain(struct fwd *f, unsigned ms);
 
 /* Stop the thread; queries in flight end with FWD_STOPPED. Accepts NULL. */
@@ -120,8 +133,10 @@ int fwd_reply_matches(const uint8_t *query, size_t qlen, const uint8_t *reply, s
 
 /*
  * Build the upstream query for @p q into @p out (at least 512 bytes):
- * @p id, the name lower-cased or, with @p rnd (not NULL), each letter's
- * case from rnd's bits. @return its length, 0 if it does not fit
+ * @p id, the name lower-cased or, with @p rnd (not NULL, 32 bytes), each
+ * letter's case from rnd's bits: the name's byte i (wire form, from its
+ * first length byte) is upper case when bit i (rnd[i / 8] >> i % 8 & 1) is
+ * set. @return its length, 0 if it does not fit
  */
 size_t fwd_build_query(const dnsnap_query_t *q, uint16_t id, const uint8_t *rnd, uint8_t *out,
 		       size_t cap);

@@ -25,14 +25,20 @@ struct hist {
 	_Atomic uint64_t sum_us;
 };
 
-static inline void hist_add(struct hist *h, uint64_t us)
+/* @p n observations of @p us each (a batch answered at once) */
+static inline void hist_addn(struct hist *h, uint64_t us, uint64_t n)
 {
 	unsigned i = 0;
 	while (i < HIST_N && us > hist_bounds_us[i])
 		i++;
-	atomic_fetch_add_explicit(&h->b[i], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->sum_us, us, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->b[i], n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->count, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->sum_us, us * n, memory_order_relaxed);
+}
+
+static inline void hist_add(struct hist *h, uint64_t us)
+{
+	hist_addn(h, us, 1);
 }
 
 /* @p into += @p h (the renderers sum per-thread histograms) */

@@ -81,14 +81,21 @@ struct serve_stats {
 void metrics_prom(const struct serve_stats *st, FILE *out);
 
 /* Write @p st's members into the JSON object open in @p j (the keys are
- * listed in the man page, SERVE COUNTERS). */
+ * listed in the man page, METRICS). */
 void metrics_json(const struct serve_stats *st, jw_t *j);
 
 /* The HTTP endpoint: GET /metrics answers metrics_prom() of what @p collect
- * fills (called from the HTTP thread); any other path is 404. */
+ * fills (called from the HTTP thread, into a zeroed struct); any other path
+ * is 404, a method other than GET or HEAD 405. @p addr_port: "127.0.0.1:9153"
+ * or "[::1]:9153" (port 0: one the system picks). At most 16 connections,
+ * each closed after 10 s idle. @return 0, or -1 with a message naming the
+ * address in @p err */
 struct metrics_http;
 int metrics_http_start(const char *addr_port, void (*collect)(void *arg, struct serve_stats *out),
 		       void *arg, struct metrics_http **out, char *err, size_t errcap);
+/* The port @p m listens on (the one the system picked for port 0). */
+int metrics_http_port(const struct metrics_http *m);
+/* Stop the HTTP thread and free @p m (NULL: nothing). */
 void metrics_http_stop(struct metrics_http *m);
 
 #endif

@@ -39,7 +39,17 @@ enum serve_outcome {
 	SERVE_NOTIMP,     /* an OPCODE other than QUERY */
 	SERVE_BADVERS,    /* an EDNS VERSION other than 0 (RFC 6891 6.1.3) */
 	SERVE_SERVFAIL,   /* the cache failed (a damaged entry) */
+	SERVE_FORWARD,    /* a miss with in->forward: no reply yet; ask the upstreams */
+	SERVE_REFUSED,    /* in->refuse: REFUSED, with EDE 18 (Prohibited) under EDNS */
+	SERVE_OUTCOMES
 };
+
+/** EDE INFO-CODEs (RFC 8914) the server sends. */
+#define SERVE_EDE_STALE 3           /* Stale Answer */
+#define SERVE_EDE_PROHIBITED 18     /* a source outside --allow */
+#define SERVE_EDE_NO_REACHABLE 22   /* every upstream attempt timed out */
+#define SERVE_EDE_NETWORK 23        /* upstreams failed otherwise */
+#define SERVE_EDE_TEXT_MAX 200      /* longer EXTRA-TEXT is left out */
 
 /**
  * The reply to the message @p msg received over UDP (@p tcp 0) or TCP, from
@@ -59,5 +69,35 @@ enum serve_outcome {
  */
 int serve_reply(dnsnap_cache_t *c, const uint8_t *msg, size_t len, int tcp, uint32_t now,
 		uint8_t *out, size_t cap, size_t *out_len);
+
+/** What serve_handle() is told besides the message. */
+struct serve_in {
+	dnsnap_cache_t *cache;
+	uint32_t now;
+	int tcp;
+	int refuse;              /* the source is outside --allow: REFUSED to any query */
+	int forward;             /* a miss is SERVE_FORWARD (no reply) instead of REFUSED */
+};
+
+/**
+ * serve_reply() with more said and more told: @p q is the parsed query
+ * (valid for SERVE_HIT, SERVE_FORWARD and SERVE_MISS) and @p lk the lookup
+ * (for SERVE_HIT: which tier, stale).
+ */
+int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint8_t *out,
+		 size_t cap, size_t *out_len, dnsnap_query_t *q, dnsnap_lookup_t *lk);
+
+/** The size limit of a reply to @p q: the client's EDNS size (512 without),
+ * at most SERVE_UDP_MAX, over UDP; 65535 over TCP; never over @p cap. */
+size_t serve_limit(const dnsnap_query_t *q, int tcp, size_t cap);
+
+/**
+ * An error reply to @p msg (a query dnsnap_query_parse() accepted) with
+ * @p rcode and, when the query had EDNS, an OPT with EDE @p ede_code (0:
+ * none) and @p ede_text (at most SERVE_EDE_TEXT_MAX bytes, else left out).
+ * @p out holds SERVE_REPLY_MIN bytes. @return the reply's length
+ */
+size_t serve_error(const uint8_t *msg, size_t len, unsigned rcode, unsigned ede_code,
+		   const char *ede_text, uint8_t *out);
 
 #endif

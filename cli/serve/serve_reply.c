@@ -83,12 +83,14 @@ static void probe(const uint8_t *m, size_t len, struct probe *p)
 
 /*
  * An error reply: the header, the question when p->qend, an OPT when
- * @p opt, with the EDE option when @p ede. Fits in SERVE_REPLY_MIN: 12 +
- * 259 (name and type, class) + 11 (OPT) + 4 + 2 + 12 (EDE) = 300.
+ * @p opt, with the EDE option when @p ede_code is not 0. Fits in
+ * SERVE_REPLY_MIN: 12 + 259 (name and type, class) + 11 (OPT) + 4 + 2 +
+ * SERVE_EDE_TEXT_MAX (the EDE) = 488.
  */
-static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcode, int opt,
-			  int ede, uint8_t *out)
+static size_t error_reply_ede(const uint8_t *m, const struct probe *p, unsigned rcode, int opt,
+			      unsigned ede_code, const char *ede_text, uint8_t *out)
 {
+	int ede = ede_code != 0;
 	unsigned qflags = ld16be(m + 2);
 	st16be(out, ld16be(m));
 	st16be(out + 2, F_QR | (qflags & (F_OPCODE | F_RD | F_CD)) | F_RA | (rcode & 15));
@@ -102,8 +104,8 @@ static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcod
 		n = p->qend;
 	}
 	if (opt) {
-		static const char text[] = SERVE_EDE_TEXT;
-		size_t tl = sizeof text - 1, rdlen = ede ? 4 + 2 + tl : 0;
+		const char *text = ede_text ? ede_text : "";
+		size_t tl = strlen(text), rdlen = ede ? 4 + 2 + tl : 0;
 		out[n] = 0; /* the root */
 		st16be(out + n + 1, TYPE_OPT);
 		st16be(out + n + 3, OUR_UDP_SIZE);
@@ -115,7 +117,7 @@ static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcod
 		if (ede) {
 			st16be(out + n, OPT_EDE);
 			st16be(out + n + 2, (unsigned)(2 + tl));
-			st16be(out + n + 4, SERVE_EDE_CODE);
+			st16be(out + n + 4, ede_code);
 			memcpy(out + n + 6, text, tl);
 			n += 6 + tl;
 		}
@@ -123,31 +125,70 @@ static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcod
 	return n;
 }
 
+static size_t error_reply(const uint8_t *m, const struct probe *p, unsigned rcode, int opt,
+			  int ede, uint8_t *out)
+{
+	return error_reply_ede(m, p, rcode, opt, ede ? SERVE_EDE_CODE : 0, SERVE_EDE_TEXT, out);
+}
+
+size_t serve_error(const uint8_t *msg, size_t len, unsigned rcode, unsigned ede_code,
+		   const char *ede_text, uint8_t *out)
+{
+	struct probe p;
+	probe(msg, len, &p);
+	if (ede_text != NULL && strlen(ede_text) > SERVE_EDE_TEXT_MAX)
+		ede_text = "";
+	return error_reply_ede(msg, &p, rcode, p.edns, p.edns ? ede_code : 0, ede_text, out);
+}
+
 int serve_reply(dnsnap_cache_t *c, const uint8_t *msg, size_t len, int tcp, uint32_t now,
 		uint8_t *out, size_t cap, size_t *out_len)
+{
+	struct serve_in in = { .cache = c, .now = now, .tcp = tcp };
+	dnsnap_query_t q;
+	dnsnap_lookup_t lk;
+	return serve_handle(&in, msg, len, out, cap, out_len, &q, &lk);
+}
+
+size_t serve_limit(const dnsnap_query_t *q, int tcp, size_t cap)
+{
+	size_t limit = tcp ? 65535 : q->udp_size < SERVE_UDP_MAX ? q->udp_size : SERVE_UDP_MAX;
+	return limit > cap ? cap : limit;
+}
+
+int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint8_t *out,
+		 size_t cap, size_t *out_len, dnsnap_query_t *qp, dnsnap_lookup_t *lk)
 {
 	*out_len = 0;
 	if (len < HDR_LEN || (msg[2] & 0x80) || cap < SERVE_REPLY_MIN)
 		return SERVE_DROP;
-	dnsnap_query_t q;
+	dnsnap_query_t *q = qp;
 	dnsnap_diag_t d;
 	struct probe p;
-	int err = dnsnap_query_parse(msg, len, NULL, 0, &q, &d);
+	int err = dnsnap_query_parse(msg, len, NULL, 0, q, &d);
 	if (err == DNSNAP_OK) {
-		size_t limit = tcp ? 65535 : q.udp_size < SERVE_UDP_MAX ? q.udp_size : SERVE_UDP_MAX;
-		if (limit > cap)
-			limit = cap;
-		err = dnsnap_cache_answer(c, &q, now, (uint16_t)limit, out, cap, out_len);
+		if (in->refuse) {
+			probe(msg, len, &p);
+			*out_len = error_reply_ede(msg, &p, RCODE_REFUSED, q->edns,
+						   q->edns ? SERVE_EDE_PROHIBITED : 0, "", out);
+			return SERVE_REFUSED;
+		}
+		memset(lk, 0, sizeof *lk);
+		lk->now = in->now;
+		lk->max_size = (uint16_t)serve_limit(q, in->tcp, cap);
+		err = dnsnap_cache_lookup(in->cache, q, lk, out, cap, out_len);
 		if (err == DNSNAP_OK)
 			return SERVE_HIT;
 		*out_len = 0;
+		if (err == DNSNAP_ENOTFOUND && in->forward)
+			return SERVE_FORWARD;
 		/* the question parsed, so the probe finds it; and the OPT, if any */
 		probe(msg, len, &p);
 		if (err == DNSNAP_ENOTFOUND) {
-			*out_len = error_reply(msg, &p, RCODE_REFUSED, q.edns, q.edns, out);
+			*out_len = error_reply(msg, &p, RCODE_REFUSED, q->edns, q->edns, out);
 			return SERVE_MISS;
 		}
-		*out_len = error_reply(msg, &p, RCODE_SERVFAIL, q.edns, 0, out);
+		*out_len = error_reply(msg, &p, RCODE_SERVFAIL, q->edns, 0, out);
 		return SERVE_SERVFAIL;
 	}
 	probe(msg, len, &p);

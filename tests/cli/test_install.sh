@@ -39,7 +39,7 @@ fi
 # Exactly these files and links, nothing else (no header at the top of include/,
 # nothing outside PREFIX, not the tool's own ingest library).
 version=$(sed -n 's/^#define DNSNAP_VERSION "\(.*\)"$/\1/p' engine/dnsnap.h)
-soname=libdnsnap.so.0
+soname=libdnsnap.so.$(sed -n 's/^SOVERSION *= *//p' Makefile)
 sofile=$soname.${version#*.}
 cat >"$tmp/want" <<EOF
 .$prefix/bin/dnsnap
@@ -89,6 +89,9 @@ for decl in "".join(flat).split(";"):
     m = re.search(r"\b(dnsnap_\w+)\s*\(", d)
     if m and not d.startswith(("typedef", "static")):
         names.add(m.group(1))
+    m = re.match(r"extern\b[^(]*\b(dnsnap_\w+)$", d)   # data: the tier tables
+    if m:
+        names.add(m.group(1))
 print("\n".join(sorted(names)))' >"$tmp/declared"
 nm -D --defined-only "$lib/$sofile" | awk '{ print $NF }' | LC_ALL=C sort >"$tmp/exported"
 n=$(grep -c . "$tmp/declared")
@@ -96,7 +99,7 @@ if [ "$n" -lt 40 ]; then
 	cat "$tmp/err" >>"$tmp/declared"
 	not_ok "only $n functions found in the installed headers" "$tmp/declared"
 elif diff -u "$tmp/declared" "$tmp/exported" >"$tmp/diff"; then
-	ok "nm -D: exactly the $n functions dnsnap.h and dnsnap_format.h declare"
+	ok "nm -D: exactly the $n functions (and tables) dnsnap.h and dnsnap_format.h declare"
 else
 	not_ok "exported (+) differ from the headers' functions (-)" "$tmp/diff"
 fi

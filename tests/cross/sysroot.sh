@@ -12,7 +12,8 @@ dir=${1:-build-s390x}
 # The -dev packages the tests build against (jemalloc: resolver_demo); their
 # libraries (libssl3 for ldns, libdbus for libpcap, ...) and glibc come in as
 # dependencies.
-want="liblmdb-dev libzstd-dev libxxhash-dev libcmocka-dev libldns-dev libpcap-dev libjemalloc-dev"
+want="liblmdb-dev libzstd-dev libxxhash-dev libcmocka-dev libldns-dev libpcap-dev libjemalloc-dev
+      libmicrohttpd-dev"
 # Never unpacked: the cross compiler brings glibc's headers and crt files
 # (libc6-dev-s390x-cross), and two sets of them would clash; the rest are tools
 # or an alternative (libelogind0 for libsystemd0).

@@ -220,8 +220,8 @@ else
 fi
 # A cache keeps an answer at most max_ttl (1 day, dnsnap's default as
 # Unbound's), and a client should not keep it longer: BIND and Unbound cap
-# the TTLs they serve. dnsnap serves no TTL above the entry's time left
-# (engine/answer.c).
+# the TTLs they serve. dnsnap caps each record's TTL at max_ttl before aging
+# it (engine/answer.c).
 ttl=$(dig @127.0.0.1 -p "$aged_port" +noall +answer longttl.example.test A | awk '{ print $2 }')
 ok_if "$AGE s later: longttl (TTL 2 days, kept 1 day) served with TTL at most 86400 - $AGE \
 (got ${ttl:-none})" [ "${ttl:-999999}" -le $((86400 - AGE)) ]

@@ -190,6 +190,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.now = NOW + (q.id & 0x400 ? 100000 : 5);
 	o.rotate = q.id & 7;
 	o.stale = (q.id >> 3) & 1;
+	o.min_ttl = (q.id & 0x40) ? 60 : 0;       /* bits shared with max_size's: */
+	o.max_ttl = (q.id & 0x80) ? 600 : 0;      /* every bit of the ID is taken */
 	switch ((q.id >> 4) & 3) {
 	case 0: o.max_size = 0; break;
 	case 1: o.max_size = 65535; break;

@@ -291,6 +291,77 @@ static void test_responses_and_runts_are_dropped(void **state)
 			 SERVE_DROP);
 }
 
+static void test_a_source_outside_allow_is_refused_with_ede_18(void **state)
+{
+	(void)state;
+	wb_t w;
+	query(&w, 0x0100, "www.example.com", 1, 1232, 0, 0); /* a hit, were it allowed */
+	struct serve_in in = { .cache = cache, .now = NOW, .refuse = 1 };
+	dnsnap_query_t q;
+	dnsnap_lookup_t lk;
+	assert_int_equal(serve_handle(&in, w.b, w.n, out, SERVE_UDP_MAX, &out_len, &q, &lk),
+			 SERVE_REFUSED);
+	assert_header(0x8185, 1, 1); /* QR RD RA, REFUSED */
+	size_t qe = 12 + 17 + 4;
+	static const uint8_t opt[] = {
+		0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 6, /* root OPT 1232 */
+		0, 15, 0, 2, 0, 18,                     /* EDE 18, no text */
+	};
+	assert_int_equal(out_len, qe + sizeof opt);
+	assert_memory_equal(out + qe, opt, sizeof opt);
+}
+
+static void test_a_miss_to_forward_has_no_reply_and_the_parsed_query(void **state)
+{
+	(void)state;
+	wb_t w;
+	query(&w, 0x0100, "nothere.example", 28, 1232, 0, 1);
+	struct serve_in in = { .cache = cache, .now = NOW, .forward = 1 };
+	dnsnap_query_t q;
+	dnsnap_lookup_t lk;
+	out_len = 99;
+	assert_int_equal(serve_handle(&in, w.b, w.n, out, SERVE_UDP_MAX, &out_len, &q, &lk),
+			 SERVE_FORWARD);
+	assert_int_equal(out_len, 0);
+	assert_int_equal(q.qtype, 28);
+	assert_int_equal(q.do_bit, 1);
+	/* a hit is still answered, from memory */
+	query(&w, 0x0100, "www.example.com", 1, 0, 0, 0);
+	assert_int_equal(serve_handle(&in, w.b, w.n, out, SERVE_UDP_MAX, &out_len, &q, &lk),
+			 SERVE_HIT);
+	assert_int_equal(lk.tier, DNSNAP_TIER_MEMORY);
+	assert_int_equal(lk.stale, 0);
+}
+
+static void test_upstream_failure_is_servfail_with_ede_and_text(void **state)
+{
+	(void)state;
+	wb_t w;
+	query(&w, 0x0100, "nothere.example", 1, 1232, 0, 0);
+	out_len = serve_error(w.b, w.n, 2, SERVE_EDE_NO_REACHABLE, "timed out", out);
+	assert_header(0x8182, 1, 1); /* QR RD RA, SERVFAIL */
+	size_t qe = 12 + 17 + 4;
+	static const uint8_t opt[] = {
+		0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 15,
+		0, 15, 0, 11, 0, 22, 't', 'i', 'm', 'e', 'd', ' ', 'o', 'u', 't',
+	};
+	assert_int_equal(out_len, qe + sizeof opt);
+	assert_memory_equal(out + qe, opt, sizeof opt);
+	/* without EDNS: no OPT, so no EDE */
+	query(&w, 0x0100, "nothere.example", 1, 0, 0, 0);
+	out_len = serve_error(w.b, w.n, 2, SERVE_EDE_NETWORK, "failed", out);
+	assert_header(0x8182, 1, 0);
+	assert_int_equal(out_len, w.n);
+	/* a text over SERVE_EDE_TEXT_MAX is left out, the code stays */
+	char big[SERVE_EDE_TEXT_MAX + 2];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	query(&w, 0x0100, "nothere.example", 1, 1232, 0, 0);
+	out_len = serve_error(w.b, w.n, 2, SERVE_EDE_NETWORK, big, out);
+	assert_int_equal(out_len, qe + 11 + 6);
+	assert_int_equal(u16at(qe + 11 + 4), SERVE_EDE_NETWORK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +375,9 @@ int main(void)
 		cmocka_unit_test(test_edns_version_1_is_badvers),
 		cmocka_unit_test(test_malformed_queries_are_formerr),
 		cmocka_unit_test(test_responses_and_runts_are_dropped),
+		cmocka_unit_test(test_a_source_outside_allow_is_refused_with_ede_18),
+		cmocka_unit_test(test_a_miss_to_forward_has_no_reply_and_the_parsed_query),
+		cmocka_unit_test(test_upstream_failure_is_servfail_with_ede_and_text),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
