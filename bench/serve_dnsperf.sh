@@ -17,7 +17,7 @@ pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 "$build"/resolver_demo fill "$tmp/s.snap" 100000 >/dev/null
 "$build"/dnsnap dump "$tmp/s.snap" --json |
-	sed -n 's/^{"name":"\([^"]*\)","type":"\([A-Z0-9]*\)".*/\1 \2/p' | shuf >"$tmp/names"
+	sed -n 's/^{"name":"\([^"]*\)","class":"IN","type":"\([A-Z0-9]*\)".*/\1 \2/p' | shuf >"$tmp/names"
 "$build"/dnsnap serve "$tmp/s.snap" --listen 127.0.0.1:0 --threads "$threads" 2>"$tmp/log" &
 pid=$!
 i=0
@@ -26,7 +26,7 @@ until grep -q 'listening on' "$tmp/log"; do
 	[ $i -lt 100 ] || { cat "$tmp/log"; exit 1; }
 	sleep 0.05
 done
-port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/log")
+port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/log")
 for mode in udp tcp; do
 	echo "== $mode: dnsperf -m $mode -s 127.0.0.1 -p PORT -d NAMES -l $secs -c 4 -T 1 -q 200"
 	dnsperf -m $mode -s 127.0.0.1 -p "$port" -d "$tmp/names" -l "$secs" -c 4 -T 1 -q 200 2>&1 |

@@ -401,7 +401,7 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 
 	jw_kbool(j, "map_open", st->map_open);
 	jw_ku64(j, "map_entries", st->map_entries);
-	jw_ku64(j, "map_damaged", st->map_damaged);
+	jw_ku64(j, "damaged_entries", st->map_damaged);
 	jw_ku64(j, "map_created_at", st->map_created_at);
 	jw_key(j, "map_age_seconds");
 	if (st->map_open && st->map_created_at != 0)

@@ -1127,7 +1127,15 @@ static void reload(struct server *s, const char *why)
 	dnsnap_diag_t d;
 	int err = dnsnap_snap_open(s->path, &fresh, &d);
 	if (err != DNSNAP_OK) {
-		slog(LOG_ERR, "reload failed: %s; still serving the previous snapshot", d.msg);
+		if (s->snap != NULL) {
+			dnsnap_snap_info_t in;
+			dnsnap_snap_info(s->snap, &in);
+			slog(LOG_ERR, "reload failed: %s; still serving the previous snapshot "
+			     "(%llu %s)", d.msg, (unsigned long long)in.entry_count,
+			     plural(in.entry_count, "entry", "entries"));
+		} else {
+			slog(LOG_ERR, "reload failed: %s; still serving from memory only", d.msg);
+		}
 		s->snap_st = st; /* not again until it changes */
 		notify_systemd("READY=1");
 		return;
@@ -1785,6 +1793,10 @@ int cmd_serve(int argc, char **argv)
 		case O_MAX_BYTES:
 			if (size_arg("--max-bytes", optarg, &s->max_bytes))
 				goto out_free;
+			if (s->max_bytes < (1u << 20)) { /* the index's tables alone take more */
+				fail(CMD, NULL, "--max-bytes: at least 1M, not %s", optarg);
+				goto out_free;
+			}
 			break;
 		case O_STALE:
 			if (number(CMD, "--serve-stale", optarg, 604800, &v))

@@ -43,7 +43,7 @@ while [ $i -lt 100 ] && ! grep -q "listening on 127.0.0.1:" "$T/log"; do
 	sleep 0.05
 	i=$((i + 1))
 done
-port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
+port=$(sed -n 's/^.* info: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
 [ -n "$port" ] || { echo "not ok - serve did not start"; cat "$T/log"; exit 1; }
 
 dig_of() {

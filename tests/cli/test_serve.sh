@@ -91,7 +91,7 @@ pid=$!
 wait_log "listening on 127.0.0.1:" ||
 	{ echo "not ok - serve did not start"; cat "$T/log"; exit 1; }
 [ $v6 -eq 0 ] || wait_log "listening on [::1]:" || { echo "not ok - no [::1]"; cat "$T/log"; }
-port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
+port=$(sed -n 's/^.* info: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
 ok_if "serve logs the snapshot's entries" grep -q "s.snap: 4 entries, digest " "$T/log"
 ok_if "serve logs its address: 127.0.0.1:$port" [ -n "$port" ]
 # bound before that line was written, but poll the first answer all the same
@@ -198,14 +198,24 @@ while [ $i -lt 20 ] && [ "$(tcp --wait 100 "$good" | head -1 | cut -c1-8)" != d5
 done
 ok_if "TCP: answers again once they are closed" [ $i -lt 20 ]
 if [ $v6 -eq 1 ]; then
-	port6=$(sed -n 's/^dnsnap serve: listening on \[::1\]:\([0-9]*\) .*/\1/p' "$T/log")
+	port6=$(sed -n 's/^.* info: listening on \[::1\]:\([0-9]*\) .*/\1/p' "$T/log")
 	r=$("$mkq" udp "$port6" --host ::1 "$good")
 	ok_if "[::1]:$port6 over UDP" [ "$(rcode_of "$r")" = 0 ]
 	r=$("$mkq" tcp "$port6" --host ::1 "$good" | head -1)
 	ok_if "[::1]:$port6 over TCP" [ "$(rcode_of "$r")" = 0 ]
 fi
-expect "another server on the same address: exit 2" 2 "$bin" serve "$T/s.snap" \
-	--listen "127.0.0.1:$port" && err_has "address in use" "127.0.0.1:$port: TCP: Address already in use"
+# A second dnsnap serve shares the address (SO_REUSEPORT: the deploy of README.md);
+# another program holding it without SO_REUSEPORT keeps it: exit 2, named.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); sys.stdout.close(); time.sleep(20)' >"$T/held" &
+holder=$!
+i=0
+while [ ! -s "$T/held" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+held=$(cat "$T/held")
+expect "an address another program holds: exit 2" 2 "$bin" serve "$T/s.snap" \
+	--listen "127.0.0.1:$held" && err_has "address in use" "127.0.0.1:$held: TCP: Address already in use"
+kill "$holder" 2>/dev/null
 
 # ----------------------------------------------------- SIGHUP: a new snapshot
 name0=$(sed -n 's/^  query 0 (\(.*\)):.*/\1/p' "$T/demo.out")
@@ -258,7 +268,7 @@ ok_if "SIGHUP with a bad file: the old snapshot still answers" [ "$(rcode_of "$r
 
 # ------------------------------------------------------- counters, the end
 kill -USR1 "$pid"
-ok_if "SIGUSR1: counters on stderr" wait_log "dnsnap serve: counters: queries "
+ok_if "SIGUSR1: counters on stderr" wait_log "info: counters: queries "
 line=$(grep "counters: queries" "$T/log" | tail -1)
 for c in udp tcp hits misses formerr notimp badvers dropped truncated refused; do
 	n=$(printf '%s' "$line" | sed -n "s/.*[ (]$c \([0-9][0-9]*\).*/\1/p")

@@ -53,7 +53,7 @@ start() {
 	i=0 port=
 	while [ $i -lt 200 ] && [ -z "$port" ] && kill -0 "$pid" 2>/dev/null; do
 		sleep 0.05
-		port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
+		port=$(sed -n 's/^.* info: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
 		i=$((i + 1))
 	done
 	[ -n "$port" ]

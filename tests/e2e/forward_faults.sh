@@ -81,6 +81,12 @@ q "$port" silent.faults.test
 expect "upstream silent" SERVFAIL 22 ""
 ok_if "upstream silent: asked --upstream-tries (2) times ($(asked e silent.faults.test))" \
 	[ "$(asked e silent.faults.test)" -eq 2 ]
+# both attempts waited out (>= 2 x 300 ms less a clock tick) before the
+# SERVFAIL: a lower bound the server's logic sets, not a speed (no upper bound
+# is asserted: a loaded machine may be slow; dig's own wait caps it)
+ms=$(sed -n 's/^;; Query time: \([0-9]*\) msec.*/\1/p' "$tmp/r.silent.faults.test")
+ok_if "upstream silent: SERVFAIL only after tries x timeout (600 ms; ${ms:-no} ms)" \
+	[ "${ms:-0}" -ge 550 ]
 mode e mode=servfail
 q "$port" servfail.faults.test
 expect "upstream SERVFAIL" SERVFAIL 23 ""

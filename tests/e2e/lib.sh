@@ -416,7 +416,7 @@ start_serve() {
 	e2e_procs="$e2e_procs $serve_pid"
 	wait_for 10 grep -q "listening on 127.0.0.1:" "$serve_log" ||
 		bail "dnsnap serve starts" "$serve_log"
-	serve_port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' \
+	serve_port=$(sed -n 's/^.* info: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' \
 		"$serve_log")
 	[ -n "$serve_port" ] || bail "dnsnap serve names its port" "$serve_log"
 }
