@@ -272,6 +272,7 @@ struct server {
 	dnsnap_snap_t *snap;
 	struct stat snap_st;     /* of the file mapped, to notice another one at the path */
 	uint64_t snap_writes, snap_write_errors, snap_last_at, snap_last_entries;
+	uint64_t inserts_published;  /* the cache's inserts when the last publish began */
 	double snap_last_seconds, snap_longest_pause_ms;
 	uint64_t start_time;
 	struct metrics_http *metrics;
@@ -1157,11 +1158,27 @@ static void reload(struct server *s, const char *why)
  * beside it, synced, renamed over it; then the new file is mapped. Lookups
  * and inserts go on meanwhile (each cache shard is copied under its read
  * lock; dnsnap_snap_merge()). A file at the path that is not a snapshot, or
- * of a newer format, is never replaced. @return 0 or -1 (logged)
+ * of a newer format, is never replaced. Nothing inserted since the last
+ * publish: nothing to do. @return 0 or -1 (logged)
  */
+static uint64_t cache_inserts(struct server *s)
+{
+	dnsnap_cache_stats_t cs;
+	dnsnap_cache_stats(s->cache, &cs);
+	return cs.inserts;
+}
+
 static int publish(struct server *s, const char *why)
 {
 	int64_t t0 = mono_us();
+	/* nothing inserted since the last publish: the file at the path holds all
+	 * the cache has (or a later merge of it another process published) */
+	uint64_t inserts = cache_inserts(s);
+	if (inserts == s->inserts_published) {
+		slog(LOG_DEBUG, "%s: not published (%s): nothing new since the last time", s->path,
+		     why);
+		return 0;
+	}
 	dnsnap_diag_t d;
 	dnsnap_snap_lock_t *lk;
 	if (dnsnap_snap_lock(s->path, 60, &lk, &d) != DNSNAP_OK) {
@@ -1198,6 +1215,7 @@ static int publish(struct server *s, const char *why)
 		snap_swap(s, fresh, &st);
 	dnsnap_snap_unlock(lk);
 	double secs = (double)(mono_us() - t0) / 1e6;
+	s->inserts_published = inserts;
 	pthread_mutex_lock(&s->snap_mu);
 	s->snap_writes++;
 	s->snap_last_at = (uint64_t)time(NULL);
@@ -2044,6 +2062,11 @@ int cmd_serve(int argc, char **argv)
 	}
 
 	notify_systemd("STOPPING=1");
+	/* Publish while still answering (a plain restart is down only from the
+	 * hand-over on), then hand the address over, then publish what came in
+	 * meanwhile, if anything did. */
+	if (rc == 0 && forwarding && publish(s, "stopping") != 0)
+		rc = EXIT_USAGE;
 	stop_taking(s, fo->timeout_ms * fo->tries + 1000);
 	atomic_store(&s->stop, 1);
 	uint64_t one = 1;

@@ -114,9 +114,19 @@ if start cold "$T/cold.snap" --upstream "127.0.0.1:$up"; then
 	poll "$T/cold.json" '"event":"counters"' 30
 	ok_if "counters: 1 upstream answer, 1 memory hit" [ "$(counter upstream_answers \
 		"$T/cold.json")/$(counter hits_memory "$T/cold.json")" = "1/1" ]
+	# nothing new since: SIGUSR2 again leaves the file as it is
+	ino=$(ls -i "$T/cold.snap")
+	kill -USR2 "$spid"
+	kill -USR1 "$spid"
+	poll "$T/cold.json" '"event":"counters"' 30
+	ok_if "nothing new: SIGUSR2 does not rewrite the file" [ "$(ls -i "$T/cold.snap")" = "$ino" ]
+	a_of "$sport" www2.cold.test >/dev/null
 	stop "$spid"
 	ok_if "SIGTERM: exit 0" [ $? -eq 0 ]
-	ok_if "exit: published" grep -q "published (exit): 1 entry" "$T/cold.log"
+	ok_if "stopping: published while still answering, with the new name" \
+		grep -q "published (stopping): 2 entries" "$T/cold.log"
+	ok_if "... and not again at the exit (nothing came in between)" \
+		not grep -q "published (exit)" "$T/cold.log"
 fi
 # restart: the name comes from the map, the upstream is not asked
 before=$(wc -l <"$T/up.log")
@@ -153,7 +163,7 @@ fi
 if start old "$T/cold.snap" --now +2d; then
 	ok_if "a snapshot 2 days old: warned" grep -q "warning: .*cold.snap: the snapshot is old" \
 		"$T/old.log"
-	ok_if "mostly expired: warned" grep -q "warning: .*most entries are expired (1 of the 1" \
+	ok_if "mostly expired: warned" grep -q "warning: .*most entries are expired (2 of the 2 looked at" \
 		"$T/old.log"
 	stop "$spid"
 fi
