@@ -1546,6 +1546,19 @@ static int size_arg(const char *opt, const char *v, uint64_t *out)
 	return 0;
 }
 
+/* A number from @p min to @p max for option @p opt (the --threads kind). */
+static int number_in(const char *opt, const char *v, unsigned long long min,
+		     unsigned long long max, unsigned *out)
+{
+	unsigned long long x;
+	if (number(CMD, opt, v, max, &x))
+		return EXIT_USAGE;
+	if (x < min)
+		return fail(CMD, NULL, "%s: at least %llu, not %s", opt, min, v);
+	*out = (unsigned)x;
+	return 0;
+}
+
 /* ADDR[:PORT] of an upstream (port 53) */
 static int upstream_arg(const char *v, struct fwd_upstream *u)
 {
@@ -1778,35 +1791,20 @@ int cmd_serve(int argc, char **argv)
 				goto out_free;
 			fo->nup++;
 			break;
-		case O_TIMEOUT:
-			if (number(CMD, "--upstream-timeout", optarg, 60000, &v))
+		case O_TIMEOUT: /* milliseconds */
+			if (number_in("--upstream-timeout", optarg, 10, 60000, &fo->timeout_ms))
 				goto out_free;
-			if (v < 10) {
-				fail(CMD, NULL, "--upstream-timeout: at least 10 (milliseconds)");
-				goto out_free;
-			}
-			fo->timeout_ms = (unsigned)v;
 			break;
 		case O_TRIES:
-			if (number(CMD, "--upstream-tries", optarg, 16, &v))
+			if (number_in("--upstream-tries", optarg, 1, 16, &fo->tries))
 				goto out_free;
-			if (v == 0) {
-				fail(CMD, NULL, "--upstream-tries: at least 1");
-				goto out_free;
-			}
-			fo->tries = (unsigned)v;
 			break;
 		case O_0X20:
 			fo->use_0x20 = 1;
 			break;
 		case O_OUTSTANDING:
-			if (number(CMD, "--max-outstanding", optarg, 65536, &v))
+			if (number_in("--max-outstanding", optarg, 1, 65536, &fo->max_outstanding))
 				goto out_free;
-			if (v == 0) {
-				fail(CMD, NULL, "--max-outstanding: at least 1");
-				goto out_free;
-			}
-			fo->max_outstanding = (unsigned)v;
 			break;
 		case O_MAX_BYTES:
 			if (size_arg("--max-bytes", optarg, &s->max_bytes))
