@@ -268,7 +268,8 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
 # The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
-$(BUILD)/bin/test_forward $(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward.o
+$(BUILD)/bin/test_forward: $(BUILD)/cli/serve/forward.o $(BUILD)/cli/serve/forward_msg.o
+$(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward_msg.o
 # serve's metrics, log and sd_notify, and the HTTP library they need.
 SERVE_OPS_OBJ = $(patsubst %.c,$(BUILD)/%.o,cli/serve/metrics.c cli/serve/log.c cli/serve/notify.c)
 $(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $(HELP_OBJ) \
@@ -353,13 +354,13 @@ $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve/serve_reply.c cli/se
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< cli/serve/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
 
-# The forwarder's reply checks (no sockets): cli/serve/forward.c alone.
-$(BUILD)/fuzz/fuzz_upstream: tests/fuzz/fuzz_upstream.c cli/serve/forward.c cli/serve/forward.h \
+# The forwarder's reply checks (no sockets): cli/serve/forward_msg.c alone.
+$(BUILD)/fuzz/fuzz_upstream: tests/fuzz/fuzz_upstream.c cli/serve/forward_msg.c cli/serve/forward.h \
 			     cli/serve/metrics.h cli/serve/hist.h $(wildcard format/*.h engine/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< \
-		cli/serve/forward.c -o $@
+		cli/serve/forward_msg.c -o $@
 
 -include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \
 	   -name '*.d' -type f -print 2>/dev/null)

@@ -48,6 +48,8 @@
 
 #define FWD_MAX_UPSTREAMS STATS_MAX_UPSTREAMS
 #define FWD_EDNS_SIZE 1232
+/* The longest upstream query: header, a 255-byte name, type, class, the OPT. */
+#define FWD_QUERY_MAX (12 + 255 + 4 + 11)
 
 struct fwd_upstream {
 	struct sockaddr_storage addr;
