@@ -35,6 +35,7 @@ int fail(const char *cmd, const char *file, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	flockfile(stderr); /* one message whole: diff's reader threads report too */
 	fprintf(stderr, "dnsnap %s: ", cmd);
 	if (file != NULL) {
 		put_line(file);
@@ -42,6 +43,7 @@ int fail(const char *cmd, const char *file, const char *fmt, ...)
 	}
 	put_line(msg);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	return EXIT_USAGE;
 }
 
