@@ -810,12 +810,6 @@ int cmd_serve(int argc, char **argv)
 		notify_systemd("READY=1");
 		if (s->snap != NULL)
 			snap_warn(s, s->snap, server_now(s));
-		/* The main thread writes the snapshots: on a busy host the answering
-		 * threads go first (nice 10 for this thread alone, Linux's
-		 * setpriority() on a thread ID; raising it back would need
-		 * CAP_SYS_NICE, and this thread does nothing urgent). */
-		if (forwarding && setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
-			slog(LOG_DEBUG, "setpriority: %s", strerror(errno));
 		rc = 0;
 		int warned = 0;
 		int64_t last_publish = mono_ms();
