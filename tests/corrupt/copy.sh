@@ -151,7 +151,7 @@ if [ $all -eq 1 ] || [ $(((idx + 1) % SW_SERVE_EVERY)) -eq 0 ]; then
 	) &
 	i=0 port=
 	while [ $i -lt 600 ]; do
-		port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' serve.log \
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' serve.log \
 			2>/dev/null)
 		[ -n "$port" ] || [ -e serve.rc ] && break
 		sleep 0.05

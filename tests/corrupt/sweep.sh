@@ -111,7 +111,7 @@ cp c.snap l.snap
 i=0 port=
 while [ $i -lt 600 ] && [ -z "$port" ] && [ ! -e serve.rc ]; do
 	sleep 0.05
-	port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' serve.log)
+	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' serve.log)
 	i=$((i + 1))
 done
 [ -n "$port" ] || refail serve

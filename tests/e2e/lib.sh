@@ -423,11 +423,11 @@ start_serve() {
 
 # counters: the last SIGUSR1 line of the serve log after a fresh SIGUSR1
 counters() {
-	before=$(grep -c "serve: counters: " "$serve_log")
+	before=$(grep -c " info: counters: " "$serve_log")
 	kill -USR1 "$serve_pid"
-	wait_for 5 sh -c "[ \$(grep -c 'serve: counters: ' '$serve_log') -gt $before ]" ||
+	wait_for 5 sh -c "[ \$(grep -c ' info: counters: ' '$serve_log') -gt $before ]" ||
 		{ echo "no counters"; return 1; }
-	grep "serve: counters: " "$serve_log" | tail -1
+	grep " info: counters: " "$serve_log" | tail -1
 }
 # counter LINE NAME: one number of a counters line
 counter() { printf '%s' "$1" | sed -n "s/.*[ (]$2 \([0-9][0-9]*\).*/\1/p"; }

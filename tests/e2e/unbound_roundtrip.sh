@@ -310,7 +310,7 @@ until grep -q 'listening on' "$tmp/serve.log" 2>/dev/null; do
 	[ $i -lt 100 ] && kill -0 "$serve_pid" 2>/dev/null || { cat "$tmp/serve.log"; skip "dnsnap serve did not start"; }
 	sleep 0.05
 done
-serve_port=$(sed -n 's/^dnsnap serve: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/serve.log" | head -1)
+serve_port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$tmp/serve.log" | head -1)
 mkdir -p "$tmp/dig3"
 echo "$queries" | while read -r n t; do
 	f=$(fname "$n" "$t")
