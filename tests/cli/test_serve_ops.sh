@@ -194,11 +194,14 @@ expect "--max-bytes under 1M: exit 2" 2 "$bin" serve "$T/x.snap" --upstream 127.
 if start small "$T/small.snap" --upstream "127.0.0.1:$up" --max-bytes 1M; then
 	i=0
 	while [ $i -lt 400 ]; do echo "n$i.small.test A"; i=$((i + 1)); done >"$T/names"
-	dig @127.0.0.1 -p "$sport" +tries=1 +time=2 -f "$T/names" >/dev/null 2>&1
+	dig @127.0.0.1 -p "$sport" +tries=1 +time=5 -f "$T/names" >"$T/small.dig" 2>&1
+	answered=$(grep -c "status: NOERROR" "$T/small.dig")
 	kill -USR1 "$spid"
 	poll "$T/small.json" '"event":"counters"' 30
 	ok_if "--max-bytes 1M: reported" [ "$(counter cache_max_bytes "$T/small.json")" = 1048576 ]
-	ok_if "... the 400 names cached" [ "$(counter cache_entries "$T/small.json")" = 400 ]
+	# each name answered is cached (a slow fakeup under load may miss a few)
+	ok_if "... each of the $answered names answered cached" \
+		[ "$answered" -gt 300 -a "$(counter cache_entries "$T/small.json")" = "$answered" ]
 	ok_if "... within it" [ "$(counter cache_bytes "$T/small.json")" -le 1048576 ]
 	stop "$spid"
 fi
