@@ -83,6 +83,7 @@ struct up_state {
 	uint64_t down_since;        /* ms, when it went down */
 	unsigned backoff_ms;
 	int probing;                /* one query tries it after its time down */
+	uint64_t last_answer_us;    /* when it last gave an accepted answer */
 };
 
 /* A submission, then (when its key is not in flight) the query in flight. */
@@ -298,6 +299,7 @@ static void set_healthy(struct up_state *u, int h)
 static void health_ok(struct fwd *f, struct fq *x)
 {
 	struct up_state *u = &f->up[x->up];
+	u->last_answer_us = now_us();
 	u->fails = 0;
 	u->down_until = 0;
 	u->backoff_ms = 0;
@@ -391,7 +393,12 @@ static void end_attempt(struct fwd *f, struct fq *x, int how)
 		INC(u->errors);
 		x->any_error = 1;
 	}
-	health_fail(f, x, now_ms());
+	/* A timeout while the upstream answered other queries is this name's
+	 * (a broken delegation behind a working resolver), not the upstream's:
+	 * it does not count towards marking it down, or any client could move
+	 * every query to the next upstream by asking for a broken name. */
+	if (how != END_TIMEOUT || u->last_answer_us <= x->sent_us)
+		health_fail(f, x, now_ms());
 	next_attempt(f, x);
 }
 

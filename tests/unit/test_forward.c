@@ -215,6 +215,7 @@ enum mode {
 	M_FORGE,       /* forged datagrams, then the answer */
 	M_LOWER,       /* the answer with the question lower-cased (breaks 0x20) */
 	M_TC_FORGE,    /* TC=1 over UDP, over TCP the answer with the wrong ID */
+	M_BROKEN,      /* silent for names whose first label starts "broken", else M_ANSWER */
 };
 
 struct fake {
@@ -261,7 +262,8 @@ static void fake_udp(struct fake *k)
 	if (n < 12)
 		return;
 	atomic_fetch_add(&k->udp_seen, 1);
-	if (k->mode == M_SILENT)
+	if (k->mode == M_SILENT ||
+	    (k->mode == M_BROKEN && n > 19 && memcmp(q + 13, "broken", 6) == 0))
 		return;
 	if (k->delay_ms > 0) {
 		struct timespec ts = { k->delay_ms / 1000, (long)(k->delay_ms % 1000) * 1000000L };
@@ -803,6 +805,30 @@ static void test_max_waiters_rejects_the_third(void **state)
 	fake_stop(a);
 }
 
+/* A resolver that answers but times out on one broken name (a delegation to
+ * dead servers) stays up: any client could otherwise move every query to the
+ * next upstream by asking for broken names (review of issue 12). */
+static void test_timeouts_of_one_name_do_not_mark_an_answering_upstream_down(void **state)
+{
+	(void)state;
+	struct fake *ups[2] = { fake_start(M_BROKEN), fake_start(M_ANSWER) };
+	struct fwd *f = start(ups, 2, 300, 1, 0, 0, 0);
+	submit(f, "broken1.example", 1, FWD_QUEUED);
+	submit(f, "broken2.example", 2, FWD_QUEUED);
+	submit(f, "broken3.example", 3, FWD_QUEUED);
+	submit(f, "fine.example", 4, FWD_QUEUED); /* answered while the three wait */
+	rec_wait(4, 0);
+	assert_int_equal(stats(f)->up[0].timeouts, 3);
+	assert_int_equal(stats(f)->up[0].healthy, 1);
+	/* the next query still goes to A, the first upstream */
+	submit(f, "next.example", 5, FWD_QUEUED);
+	rec_wait(5, 0);
+	assert_int_equal(atomic_load(&ups[1]->udp_seen), 0);
+	fwd_free(f);
+	fake_stop(ups[0]);
+	fake_stop(ups[1]);
+}
+
 static void test_three_timeouts_mark_an_upstream_down(void **state)
 {
 	(void)state;
@@ -869,6 +895,7 @@ int main(void)
 		cmocka_unit_test(test_max_outstanding_refuses_a_third_key),
 		cmocka_unit_test(test_max_waiters_rejects_the_third),
 		cmocka_unit_test(test_three_timeouts_mark_an_upstream_down),
+		cmocka_unit_test(test_timeouts_of_one_name_do_not_mark_an_answering_upstream_down),
 		cmocka_unit_test(test_new_checks_its_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
