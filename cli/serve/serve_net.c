@@ -210,6 +210,8 @@ static uint32_t conn_events(const struct conn *c)
 static void conn_close(struct tcp *t, int slot)
 {
 	struct conn *c = t->conns[slot];
+	if (!c->allowed)
+		t->ndenied--;
 	epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->pend);
@@ -302,6 +304,10 @@ static int conn_serve(struct tcp *t, int slot)
 		st16be(t->out, (uint16_t)len);
 		if (conn_send(t, slot, t->out, len + 2) != 0)
 			return -1;
+		if (!c->allowed && !c->eof) { /* one REFUSED, then the connection ends */
+			c->eof = 1;
+			conn_watch(t, slot, conn_events(c));
+		}
 		hist_add(&s->tcp_cnt.lat_cache, (uint64_t)(mono_us() - t0));
 	}
 	if (off > 0) {
@@ -409,7 +415,11 @@ static void tcp_accept(struct tcp *t, int lfd)
 			}
 			return;
 		}
-		if (t->nconns == TCP_MAX_CONNS) {
+		/* Sources outside --allow get REFUSED, but hold at most
+		 * TCP_MAX_DENIED of the slots (each for one reply or a second):
+		 * they cannot shut the allowed clients out. */
+		int ok = allowed(t->s, &peer);
+		if (t->nconns == TCP_MAX_CONNS || (!ok && t->ndenied >= TCP_MAX_DENIED)) {
 			close(fd); /* at once: better than a client waiting in the backlog */
 			bump(&t->s->tcp_cnt, C_CONN_REFUSED);
 			continue;
@@ -425,7 +435,9 @@ static void tcp_accept(struct tcp *t, int lfd)
 		c->fd = fd;
 		c->id = ++t->next_id;
 		c->peer = peer;
-		c->allowed = allowed(t->s, &peer);
+		c->allowed = ok;
+		if (!ok)
+			t->ndenied++;
 		c->waiting = 0;
 		c->last = mono_ms();
 		c->in_len = 0;
@@ -506,7 +518,7 @@ void *tcp_main(void *arg)
 			for (int k = t->nconns - 1; k >= 0; k--) {
 				struct conn *c = t->conns[k];
 				/* draining: a connection with nothing pending ends now */
-				if (now - c->last > TCP_IDLE_MS ||
+				if (now - c->last > (c->allowed ? TCP_IDLE_MS : TCP_DENIED_IDLE_MS) ||
 				    (draining && c->waiting == 0 && c->pend == NULL &&
 				     c->in_len == 0)) {
 					if (!draining)

@@ -55,6 +55,8 @@
 #define RECV_TIMEOUT_MS 200    /* how soon a UDP worker sees the stop flag */
 #define TCP_MAX_CONNS 128      /* more are accepted and closed at once */
 #define TCP_IDLE_MS 10000      /* no whole query for this long: closed */
+#define TCP_MAX_DENIED 16      /* connections from outside --allow open at once */
+#define TCP_DENIED_IDLE_MS 1000 /* ... each closed after its first reply or this */
 #define TCP_MSG_MAX 65535
 #define DEFAULT_MAX_BYTES (512ull << 20)
 #define DEFAULT_SNAPSHOT_EVERY 300
@@ -267,6 +269,7 @@ struct tcp {
 	int ep;
 	struct conn *conns[TCP_MAX_CONNS];
 	int nconns;
+	int ndenied;             /* of them, from outside --allow */
 	uint64_t next_id;
 	int listening;           /* 0 while accept() fails for lack of descriptors */
 	uint8_t out[2 + TCP_MSG_MAX];

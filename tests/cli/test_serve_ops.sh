@@ -206,4 +206,32 @@ if start small "$T/small.snap" --upstream "127.0.0.1:$up" --max-bytes 1M; then
 	stop "$spid"
 fi
 
+# ------------------------------------------------- TCP slots and --allow
+# 140 idle TCP connections from outside --allow take at most 16 of the 128
+# slots: a client inside it is still answered over TCP
+if start acl "$T/acl.snap" --upstream "127.0.0.1:$up" --allow 127.0.0.2/32; then
+	python3 -c 'import socket, sys, time
+socks = []
+for i in range(140):
+    s = socket.socket(); s.settimeout(2)
+    try:
+        s.connect(("127.0.0.1", int(sys.argv[1]))); socks.append(s)
+    except OSError:
+        pass
+print(len(socks), flush=True); time.sleep(4)' "$sport" >"$T/held.n" &
+	holder=$!
+	poll "$T/held.n" "" 30
+	i=0
+	while [ ! -s "$T/held.n" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	r=$(dig @127.0.0.1 -p "$sport" -b 127.0.0.2 +tcp +tries=1 +time=2 +short www.acl.test A)
+	ok_if "140 connections from outside --allow held: an allowed client answered over TCP ($r)" \
+		[ "$r" = "192.0.2.7" ]
+	r=$(dig @127.0.0.1 -p "$sport" -b 127.0.0.1 +tries=1 +time=2 www.acl.test A |
+		sed -n 's/.*status: \([A-Z]*\),.*/\1/p')
+	ok_if "... and a query from outside it REFUSED over UDP ($r)" [ "$r" = REFUSED ]
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	stop "$spid"
+fi
+
 [ "$fails" -eq 0 ] || { echo "# $fails failed"; exit 1; }
