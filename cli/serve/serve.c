@@ -408,6 +408,11 @@ static int check_snap_dir(const char *path)
 	if (access(dir, W_OK | X_OK) != 0)
 		return fail(CMD, path, "snapshots cannot be written: directory %s: %s", dir,
 			    strerror(errno));
+	/* publishing locks and merges the file there: it must be readable too */
+	if (access(path, R_OK) != 0 && errno != ENOENT)
+		return fail(CMD, path, "snapshots cannot be written: the file there cannot be "
+			    "read (%s): give it to the server's user, or remove it",
+			    strerror(errno));
 	return 0;
 }
 
@@ -498,6 +503,8 @@ static int open_first(struct server *s, int forwarding, dnsnap_snap_t **snap, st
 	int err = dnsnap_snap_open(s->path, snap, &d);
 	if (err == DNSNAP_EMAGIC || err == DNSNAP_EVERSION)
 		return fail(CMD, NULL, "%s (the server would replace it)", d.msg);
+	if (err == -EACCES || err == -EPERM)
+		return fail(CMD, NULL, "%s (the server must read and replace it)", d.msg);
 	if (err != DNSNAP_OK) {
 		slog(LOG_WARNING, "%s; a cold start (the next snapshot replaces it)", d.msg);
 		*snap = NULL;
@@ -670,6 +677,11 @@ int cmd_serve(int argc, char **argv)
 		goto out_free;
 	s->path = argv[optind];
 	int forwarding = fo->nup > 0;
+	if (forwarding && now != 0) {
+		fail(CMD, NULL, "--now needs a server without --upstream (entries cached at a "
+		     "fixed time would never expire)");
+		goto out_free;
+	}
 	if (!forwarding) {
 		static const char *const fwd_only[] = { "--serve-stale", "--snapshot-every",
 							"--upstream-timeout", "--upstream-tries",
@@ -798,8 +810,8 @@ int cmd_serve(int argc, char **argv)
 		for (int i = 0; i < fo->nup; i++)
 			slog(LOG_INFO, "upstream %d: %s", i + 1, fo->up[i].text);
 		if (s->metrics != NULL)
-			slog(LOG_INFO, "metrics on http://%s/metrics (port %d)", metrics_arg,
-			     metrics_http_port(s->metrics));
+			slog(LOG_INFO, "metrics on port %d (--metrics %s): GET /metrics",
+			     metrics_http_port(s->metrics), metrics_arg);
 		if (s->fixed_now) {
 			char iso[21];
 			time_iso(s->fixed_now, iso);

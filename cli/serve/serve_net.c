@@ -40,6 +40,15 @@ int cidr_parse(const char *arg, struct cidr *c)
 	for (unsigned i = c->bits; i < max; i++)
 		if (c->addr[i / 8] & (0x80 >> (i % 8)))
 			return -2;
+	/* ::ffff:a.b.c.d/96+n is the IPv4 prefix a.b.c.d/n: sources are matched
+	 * as IPv4 (allowed()), so the prefix is too */
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	if (c->family == AF_INET6 && c->bits >= 96 && memcmp(c->addr, mapped, 12) == 0) {
+		memmove(c->addr, c->addr + 12, 4);
+		memset(c->addr + 4, 0, 12);
+		c->family = AF_INET;
+		c->bits -= 96;
+	}
 	return 0;
 }
 

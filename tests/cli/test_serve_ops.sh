@@ -234,4 +234,25 @@ print(len(socks), flush=True); time.sleep(4)' "$sport" >"$T/held.n" &
 	stop "$spid"
 fi
 
+# an IPv4-mapped prefix is the IPv4 prefix it maps
+if start mapped "$T/mapped.snap" --upstream "127.0.0.1:$up" --allow ::ffff:127.0.0.2/128; then
+	r=$(dig @127.0.0.1 -p "$sport" -b 127.0.0.2 +tries=1 +time=2 +short www.mapped.test A)
+	ok_if "--allow ::ffff:127.0.0.2/128: 127.0.0.2 answered ($r)" [ "$r" = "192.0.2.7" ]
+	r=$(dig @127.0.0.1 -p "$sport" -b 127.0.0.1 +tries=1 +time=2 www.mapped.test A |
+		sed -n 's/.*status: \([A-Z]*\),.*/\1/p')
+	ok_if "... 127.0.0.1 REFUSED ($r)" [ "$r" = REFUSED ]
+	stop "$spid"
+fi
+expect "--now with --upstream: exit 2" 2 "$bin" serve "$T/x.snap" --upstream 127.0.0.1:$up \
+	--now +1h && err_has "says why" "--now needs a server without --upstream"
+# as root: a snapshot --user cannot read (root's, 0600, as a root `dnsnap load`
+# leaves it) is refused at start, not found out at the first publish
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chmod o+x "$T" && mkdir "$T/nb" && chown nobody "$T/nb"
+	cp "$T/cold.snap" "$T/nb/s.snap" && chmod 600 "$T/nb/s.snap"
+	expect "--user nobody, SNAP root's 0600: exit 2" 2 "$bin" serve "$T/nb/s.snap" \
+		--upstream 127.0.0.1:$up --listen 127.0.0.1:0 --user nobody &&
+		err_has "says what to do" "the file there cannot be read (Permission denied)"
+fi
+
 [ "$fails" -eq 0 ] || { echo "# $fails failed"; exit 1; }
