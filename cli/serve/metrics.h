@@ -88,8 +88,8 @@ void metrics_json(const struct serve_stats *st, jw_t *j);
  * fills (called from the HTTP thread, into a zeroed struct); any other path
  * is 404, a method other than GET or HEAD 405. @p addr_port: "127.0.0.1:9153"
  * or "[::1]:9153" (port 0: one the system picks). At most 16 connections
- * at once (more wait in the kernel's queue), each closed after 10 s idle. @return 0, or -1 with a message naming the
- * address in @p err */
+ * at once (more wait in the kernel's queue), each closed after 10 s idle.
+ * @return 0, or -1 with a message naming the address in @p err */
 struct metrics_http;
 int metrics_http_start(const char *addr_port, void (*collect)(void *arg, struct serve_stats *out),
 		       void *arg, struct metrics_http **out, char *err, size_t errcap);
