@@ -75,8 +75,20 @@ ok "dnsnap serve --upstream 127.0.0.1:$ub_port on 127.0.0.1:$port (cold: no $sna
 # dnsnap's answers must be Unbound's
 round() {
 	ask "$ub_port" "$2" "$tmp/ub.$1"
-	ask "$port" "$2" "$tmp/fwd.$1"
 	_n=$(wc -l <"$2")
+	# The reference must be responses: once in CI (and once in review, against
+	# dnsnap) dig printed for x.wild.signed.test TXT +cd a header without QR, the
+	# query's own flags and counts. Not understood yet (dig's side, it seems:
+	# it happened against both servers); when Unbound's file shows it, ask
+	# Unbound once more, keep the first file, and say so.
+	_r=$(grep -c '^;; flags: qr' "$tmp/ub.$1")
+	if [ "$_r" -lt "$_n" ]; then
+		echo "# Unbound's reference: $_r replies with QR of $_n: asked again (first kept as ub.$1.first)"
+		grep -B2 -A2 '^;; flags: [^q]' "$tmp/ub.$1" | sed 's/^/#   /' | head -12
+		mv "$tmp/ub.$1" "$tmp/ub.$1.first"
+		ask "$ub_port" "$2" "$tmp/ub.$1"
+	fi
+	ask "$port" "$2" "$tmp/fwd.$1"
 	if "$cmp" --batch --peer --within 2 --qnames "$2.names" "$tmp/ub.$1" "$tmp/fwd.$1" \
 		>"$tmp/cmp.$1" 2>&1; then
 		ok "$1: dnsnap's $_n answers are Unbound's (flags, records, TTLs within 2 s)"
