@@ -481,5 +481,13 @@ int main(int argc, char **argv)
 		n, (double)(m_end - m0) / 1e9, (double)n / ((double)(m_end - m0) / 1e9), answered,
 		n - answered, (unsigned long long)atomic_load(&late), timeout_ms, errors, send_err,
 		nqueries, s, nsocks);
+	free(bucket);
+	free(b_sent);
+	free(b_ans);
+	free(b_err);
+	free(b_off);
+	free(lat);
+	free(fill);
+	free(next_id);
 	return 0;
 }
