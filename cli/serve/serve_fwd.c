@@ -22,6 +22,21 @@ struct waiter *waiter_new(const uint8_t *msg, size_t len, int64_t t0)
 
 /* ------------------------------------------------------------ forwarder */
 
+/* A UDP waiter's reply, from the socket its query came in on (any thread:
+ * sendmsg() on one socket from several threads is safe), to its address,
+ * from the address it asked (a wildcard listener). @return sendmsg()'s */
+static ssize_t udp_send(const struct waiter *w, const uint8_t *reply, size_t len)
+{
+	struct iovec iov = { (void *)reply, len };
+	struct msghdr h = {
+		.msg_name = (void *)&w->from, .msg_namelen = w->from_len,
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = w->ctl_len ? (void *)w->ctl.buf : NULL,
+		.msg_controllen = w->ctl_len,
+	};
+	return sendmsg(w->fd, &h, MSG_DONTWAIT);
+}
+
 /* Send @p len bytes of @p reply to the waiter: over UDP from the socket its
  * query came in on (the forwarder's thread may: sendmsg() on one socket from
  * several threads is safe), over TCP through the TCP thread. Frees @p w. */
@@ -30,14 +45,7 @@ static void waiter_answer(struct server *s, struct waiter *w, const uint8_t *rep
 	struct tstat *cnt = &s->fwd_cnt;
 	if (!w->tcp) {
 		if (len > 0) {
-			struct iovec iov = { (void *)reply, len };
-			struct msghdr h = {
-				.msg_name = &w->from, .msg_namelen = w->from_len,
-				.msg_iov = &iov, .msg_iovlen = 1,
-				.msg_control = w->ctl_len ? w->ctl.buf : NULL,
-				.msg_controllen = w->ctl_len,
-			};
-			if (sendmsg(w->fd, &h, MSG_DONTWAIT) < 0)
+			if (udp_send(w, reply, len) < 0)
 				bump(cnt, C_DROP + DROP_SEND);
 			else
 				hist_add(&cnt->lat_up, (uint64_t)(mono_us() - w->t0_us));
@@ -181,14 +189,7 @@ static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 		    dnsnap_cache_lookup(s->cache, q, &lk, out, sizeof out, &len) == DNSNAP_OK) {
 			bump(cnt, C_STALE);
 			count_reply(cnt, SERVE_HIT, out, len);
-			struct iovec iov = { out, len };
-			struct msghdr h = {
-				.msg_name = &w->from, .msg_namelen = w->from_len,
-				.msg_iov = &iov, .msg_iovlen = 1,
-				.msg_control = w->ctl_len ? w->ctl.buf : NULL,
-				.msg_controllen = w->ctl_len,
-			};
-			if (sendmsg(w->fd, &h, MSG_DONTWAIT) < 0)
+			if (udp_send(w, out, len) < 0)
 				bump(cnt, C_DROP + DROP_SEND);
 			free(w);
 			return;
