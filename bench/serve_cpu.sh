@@ -1,0 +1,196 @@
+#!/bin/sh
+# serve_cpu.sh: what `dnsnap serve` costs per answered query, split into user
+# and kernel time, beside its queries per second (issue 13, item 6).
+#
+# A NAMES-entry resolver-demo snapshot (the Big Pineapple mix), every name of it
+# in a shuffled dnsperf query file. Each VARIANT is a server started once on
+# its own 127.0.0.1 port with --threads THREADS; then ROUNDS rounds, the
+# variants in a rotating order within each, of dnsperf `-c 4 -T 1 -q 200` for
+# SECONDS against each variant (cache hits from the map, UDP, no EDNS). Around
+# each dnsperf run the server's utime and stime (all threads, /proc/PID/stat)
+# and its context switches (/proc/PID/task/*/status) are read, and dnsperf's
+# own CPU time; with perf(1) and tracepoint access, the server's system calls
+# are counted too (perf stat -e raw_syscalls:sys_enter). Figures per answered
+# query; the table gives the median of the rounds, the JSON every round.
+#
+# Usage (from the repository root, after make all build/resolver_demo):
+#   bench/serve_cpu.sh [BUILD] [LABEL=COMMAND]...
+# COMMAND runs as `COMMAND serve SNAP --listen 127.0.0.1:PORT --threads N`,
+# split on spaces: `base=build/dnsnap`, `pin=env DNSNAP_X=1 /tmp/dnsnap`,
+# `one=taskset -c 0 build/dnsnap`. Default: dnsnap=BUILD/dnsnap.
+# Environment: SERVE_CPU_SECONDS (10), SERVE_CPU_ROUNDS (3), SERVE_CPU_NAMES
+# (100000), SERVE_CPU_THREADS (2), SERVE_CPU_CLIENT (dnsperf options, default
+# "-c 4 -T 1 -q 200"), SERVE_CPU_OUT (BUILD/serve_cpu: results.md,
+# results.json, logs/), SERVE_CPU_SYSCALLS (1: count syscalls, 0: do not).
+#
+# dnsperf runs on the same machine: on a 2-core VM it takes most of a core,
+# so the q/s figure is a floor; the CPU per query is the server's own.
+set -eu
+build=${1:-build}
+[ $# -gt 0 ] && shift
+secs=${SERVE_CPU_SECONDS:-10}
+rounds=${SERVE_CPU_ROUNDS:-3}
+names=${SERVE_CPU_NAMES:-100000}
+threads=${SERVE_CPU_THREADS:-2}
+client=${SERVE_CPU_CLIENT:--c 4 -T 1 -q 200}
+syscalls=${SERVE_CPU_SYSCALLS:-1}
+out=${SERVE_CPU_OUT:-$build/serve_cpu}
+for c in dnsperf ss; do
+	command -v $c >/dev/null || { echo "serve_cpu: needs $c"; exit 2; }
+done
+for f in dnsnap resolver_demo; do
+	[ -x "$build/$f" ] || { echo "serve_cpu: $build/$f missing (make all $build/$f)"; exit 2; }
+done
+[ $# -gt 0 ] || set -- "dnsnap=$build/dnsnap"
+mkdir -p "$out"
+rm -rf "$out/logs"
+mkdir -p "$out/logs"
+log=$out/logs
+tmp=$(mktemp -d /tmp/dnsnap-serve-cpu.XXXXXX)
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+hz=$(getconf CLK_TCK)
+say() { printf '%s serve_cpu: %s\n' "$(date +%T)" "$*" >&2; }
+if [ "$syscalls" = 1 ] && ! perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1; then
+	say "perf cannot count raw_syscalls:sys_enter here: no syscall counts"
+	syscalls=0
+fi
+
+free_port() {
+	while :; do
+		p=$(shuf -i 20000-60999 -n 1)
+		[ -z "$(ss -Hlnut "( sport = :$p )")" ] && { echo "$p"; return; }
+	done
+}
+# utime stime (clock ticks) of process $1, all its threads
+ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12, $13}'; }
+# voluntary + involuntary context switches of all the threads of process $1
+ctxsw() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/{s += $2} END{print s}'; }
+
+"$build"/resolver_demo fill "$tmp/s.snap" "$names" >/dev/null
+"$build"/dnsnap dump "$tmp/s.snap" --json |
+	sed -n 's/^{"name":"\([^"]*\)","class":"IN","type":"\([A-Z0-9]*\)".*/\1 \2/p' |
+	shuf >"$tmp/queries"
+
+# start every variant: label, port, pid in $tmp/variants
+: >"$tmp/variants"
+labels=
+for v; do
+	label=${v%%=*}
+	cmd=${v#*=}
+	case $label in "" | *[!A-Za-z0-9_-]*) echo "serve_cpu: bad label in $v"; exit 2 ;; esac
+	port=$(free_port)
+	# shellcheck disable=SC2086 # COMMAND is split on purpose
+	$cmd serve "$tmp/s.snap" --listen 127.0.0.1:$port --threads "$threads" \
+		2>"$log/$label-server.txt" &
+	pid=$!
+	pids="$pids $pid"
+	i=0
+	until grep -q 'listening on' "$log/$label-server.txt"; do
+		i=$((i + 1))
+		[ $i -lt 200 ] && kill -0 $pid 2>/dev/null ||
+			{ cat "$log/$label-server.txt"; echo "serve_cpu: $label did not start"; exit 1; }
+		sleep 0.05
+	done
+	echo "$label $port $pid" >>"$tmp/variants"
+	labels="$labels $label"
+done
+say "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $names names," \
+	"${secs}s runs, $rounds rounds, dnsperf $client, variants:$labels"
+
+# one dnsperf run against a variant: appends a line to $tmp/res/LABEL:
+# round qps completed lost noerror% user_us sys_us cpu_us ctxsw client_us syscalls
+mkdir -p "$tmp/res"
+run() {
+	label=$1 port=$2 pid=$3 r=$4
+	f=$log/$label-r$r.txt
+	set -- $(ticks "$pid")
+	u0=$1 s0=$2
+	x0=$(ctxsw "$pid")
+	if [ "$syscalls" = 1 ]; then
+		perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$tmp/perf" &
+		pp=$!
+		sleep 0.1
+	fi
+	# shellcheck disable=SC2086
+	/usr/bin/time -f 'client %U %S' -o "$tmp/time" \
+		dnsperf -s 127.0.0.1 -p "$port" -d "$tmp/queries" -l "$secs" $client >"$f" 2>&1 || true
+	set -- $(ticks "$pid")
+	u1=$1 s1=$2
+	x1=$(ctxsw "$pid")
+	sc=0
+	if [ "$syscalls" = 1 ]; then
+		kill -INT $pp
+		wait $pp || true
+		sc=$(awk -F, '/raw_syscalls:sys_enter/{print $1}' "$tmp/perf")
+	fi
+	q=$(sed -n 's/^ *Queries per second: *\([0-9.]*\).*/\1/p' "$f")
+	d=$(sed -n 's/^ *Queries completed: *\([0-9]*\).*/\1/p' "$f")
+	l=$(sed -n 's/^ *Queries lost: *\([0-9]*\).*/\1/p' "$f")
+	ok=$(sed -n 's/^ *Response codes:.*NOERROR [0-9]* (\([0-9.]*\)%).*/\1/p' "$f")
+	cl=$(awk '/^client/{print $2 + $3}' "$tmp/time")
+	awk -v r="$r" -v q="${q:-0}" -v d="${d:-0}" -v l="${l:-0}" -v ok="${ok:-0}" \
+		-v u=$((u1 - u0)) -v s=$((s1 - s0)) -v x=$((x1 - x0)) -v hz="$hz" \
+		-v cl="${cl:-0}" -v sc="${sc:-0}" 'BEGIN{
+		n = d > 0 ? d : 1
+		printf "%d %.0f %d %d %s %.3f %.3f %.3f %.4f %.3f %.3f\n", r, q, d, l, ok,
+			u * 1e6 / hz / n, s * 1e6 / hz / n, (u + s) * 1e6 / hz / n, x / n,
+			cl * 1e6 / n, sc / n
+	}' >>"$tmp/res/$label"
+}
+
+order=$(awk '{print $1}' "$tmp/variants" | tr '\n' ' ')
+r=1
+while [ $r -le "$rounds" ]; do
+	for label in $order; do
+		set -- $(awk -v l="$label" '$1 == l{print $2, $3}' "$tmp/variants")
+		run "$label" "$1" "$2" $r
+		say "round $r $label: $(tail -1 "$tmp/res/$label" |
+			awk '{printf "%s q/s, user %s + kernel %s = %s us/query, %s syscalls/query", $2, $6, $7, $8, $11}')"
+	done
+	first=${order%% *}
+	order="${order#* } $first"
+	r=$((r + 1))
+done
+
+# median of column $2 of $tmp/res/$1
+med() { awk -v c="$2" '{print $c}' "$tmp/res/$1" | sort -g | awk '{a[NR] = $1} END{print a[int((NR + 1) / 2)]}'; }
+{
+	echo "dnsnap serve, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $names names," \
+		"--threads $threads, dnsperf $client -l $secs, median of $rounds rounds"
+	echo
+	echo "| variant | q/s | user us/q | kernel us/q | server us/q | syscalls/q | ctx switches/q | dnsperf us/q | lost |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	for label in $labels; do
+		echo "| $label | $(med "$label" 2) | $(med "$label" 6) | $(med "$label" 7) |" \
+			"$(med "$label" 8) | $(med "$label" 11) | $(med "$label" 9) | $(med "$label" 10) |" \
+			"$(awk '{s += $4} END{print s}' "$tmp/res/$label") |"
+	done
+} >"$out/results.md"
+{
+	printf '{"date":"%s","cpus":%s,"names":%s,"threads":%s,"seconds":%s,"rounds":%s,' \
+		"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(nproc)" "$names" "$threads" "$secs" "$rounds"
+	printf '"client":"dnsperf %s","variants":[' "$client"
+	sep=
+	for label in $labels; do
+		printf '%s{"label":"%s","qps":%s,"user_us_per_query":%s,"kernel_us_per_query":%s,' \
+			"$sep" "$label" "$(med "$label" 2)" "$(med "$label" 6)" "$(med "$label" 7)"
+		printf '"cpu_us_per_query":%s,"syscalls_per_query":%s,"ctxsw_per_query":%s,' \
+			"$(med "$label" 8)" "$(med "$label" 11)" "$(med "$label" 9)"
+		printf '"client_us_per_query":%s,"rounds":[' "$(med "$label" 10)"
+		awk 'BEGIN{ORS = ""} {if (NR > 1) print ","
+			printf "{\"qps\":%s,\"completed\":%s,\"lost\":%s,\"noerror_pct\":%s,", $2, $3, $4, $5
+			printf "\"user_us\":%s,\"kernel_us\":%s,\"cpu_us\":%s,", $6, $7, $8
+			printf "\"ctxsw\":%s,\"client_us\":%s,\"syscalls\":%s}", $9, $10, $11}' \
+			"$tmp/res/$label"
+		printf ']}'
+		sep=,
+	done
+	printf ']}\n'
+} >"$out/results.json"
+cat "$out/results.md"
