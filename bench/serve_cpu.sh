@@ -160,17 +160,30 @@ done
 
 # median of column $2 of $tmp/res/$1
 med() { awk -v c="$2" '{print $c}' "$tmp/res/$1" | sort -g | awk '{a[NR] = $1} END{print a[int((NR + 1) / 2)]}'; }
+# median over the rounds of (column $2 of variant $1) / (column $2 of the first
+# variant) in the same round: the load of the machine moves both alike
+base=${labels# }
+base=${base%% *}
+ratio() {
+	paste -d' ' "$tmp/res/$base" "$tmp/res/$1" | awk -v c="$2" '{
+		b = $c; v = $(c + 11); printf "%.3f\n", (b > 0 ? v / b : 0) }' |
+		sort -g | awk '{a[NR] = $1} END{print a[int((NR + 1) / 2)]}'
+}
 {
 	echo "dnsnap serve, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, $names names," \
 		"--threads $threads, dnsperf $client -l $secs, median of $rounds rounds"
 	echo
-	echo "| variant | q/s | user us/q | kernel us/q | server us/q | syscalls/q | ctx switches/q | dnsperf us/q | lost |"
-	echo "|---|---|---|---|---|---|---|---|---|"
+	echo "| variant | q/s | user us/q | kernel us/q | server us/q | syscalls/q |" \
+		"ctx switches/q | dnsperf us/q | lost | q/s ratio | server us/q ratio |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $labels; do
 		echo "| $label | $(med "$label" 2) | $(med "$label" 6) | $(med "$label" 7) |" \
 			"$(med "$label" 8) | $(med "$label" 11) | $(med "$label" 9) | $(med "$label" 10) |" \
-			"$(awk '{s += $4} END{print s}' "$tmp/res/$label") |"
+			"$(awk '{s += $4} END{print s}' "$tmp/res/$label") | $(ratio "$label" 2) |" \
+			"$(ratio "$label" 8) |"
 	done
+	echo
+	echo "Ratios: the median over the rounds of the variant's figure over $base's in the same round."
 } >"$out/results.md"
 {
 	printf '{"date":"%s","cpus":%s,"names":%s,"threads":%s,"seconds":%s,"rounds":%s,' \
@@ -182,7 +195,8 @@ med() { awk -v c="$2" '{print $c}' "$tmp/res/$1" | sort -g | awk '{a[NR] = $1} E
 			"$sep" "$label" "$(med "$label" 2)" "$(med "$label" 6)" "$(med "$label" 7)"
 		printf '"cpu_us_per_query":%s,"syscalls_per_query":%s,"ctxsw_per_query":%s,' \
 			"$(med "$label" 8)" "$(med "$label" 11)" "$(med "$label" 9)"
-		printf '"client_us_per_query":%s,"rounds":[' "$(med "$label" 10)"
+		printf '"client_us_per_query":%s,"qps_ratio":%s,"cpu_ratio":%s,"rounds":[' \
+			"$(med "$label" 10)" "$(ratio "$label" 2)" "$(ratio "$label" 8)"
 		awk 'BEGIN{ORS = ""} {if (NR > 1) print ","
 			printf "{\"qps\":%s,\"completed\":%s,\"lost\":%s,\"noerror_pct\":%s,", $2, $3, $4, $5
 			printf "\"user_us\":%s,\"kernel_us\":%s,\"cpu_us\":%s,", $6, $7, $8
