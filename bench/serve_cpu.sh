@@ -12,12 +12,18 @@
 # own CPU time; with perf(1) and tracepoint access, the server's system calls
 # are counted too (perf stat -e raw_syscalls:sys_enter). Figures per answered
 # query; the table gives the median of the rounds, the JSON every round.
+# "busiest thread" is the share of the server's CPU time taken by its busiest
+# thread: the kernel spreads dnsperf's 4 sockets over the SO_REUSEPORT
+# sockets by a hash of their addresses, so that one worker may get 3 or all 4
+# of them (a fresh draw each run), which moves the batch sizes and so the
+# cost per query.
 #
 # Usage (from the repository root, after make all build/resolver_demo):
 #   bench/serve_cpu.sh [BUILD] [LABEL=COMMAND]...
-# COMMAND runs as `COMMAND serve SNAP --listen 127.0.0.1:PORT --threads N`,
-# split on spaces: `base=build/dnsnap`, `pin=env DNSNAP_X=1 /tmp/dnsnap`,
-# `one=taskset -c 0 build/dnsnap`. Default: dnsnap=BUILD/dnsnap.
+# COMMAND runs as `COMMAND serve SNAP --listen 127.0.0.1:PORT --threads N OPTS`,
+# split on spaces, OPTS what follows a `|` in it: `base=build/dnsnap`,
+# `x=env DNSNAP_X=1 /tmp/dnsnap`, `cpu0=taskset -c 0 build/dnsnap`,
+# `one=build/dnsnap|--threads 1`. Default: dnsnap=BUILD/dnsnap.
 # Environment: SERVE_CPU_SECONDS (10), SERVE_CPU_ROUNDS (3), SERVE_CPU_NAMES
 # (100000), SERVE_CPU_THREADS (2), SERVE_CPU_CLIENT (dnsperf options, default
 # "-c 4 -T 1 -q 200"), SERVE_CPU_OUT (BUILD/serve_cpu: results.md,
@@ -71,6 +77,13 @@ free_port() {
 ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12, $13}'; }
 # voluntary + involuntary context switches of all the threads of process $1
 ctxsw() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches/{s += $2} END{print s}'; }
+# "TID ticks" per thread of process $1
+thread_ticks() {
+	for t in /proc/"$1"/task/*; do
+		printf '%s ' "${t##*/}"
+		sed 's/.*) //' "$t/stat" | awk '{print $12 + $13}'
+	done 2>/dev/null
+}
 
 "$build"/resolver_demo fill "$tmp/s.snap" "$names" >/dev/null
 "$build"/dnsnap dump "$tmp/s.snap" --json |
@@ -83,10 +96,12 @@ labels=
 for v; do
 	label=${v%%=*}
 	cmd=${v#*=}
+	opts=
+	case $cmd in *"|"*) opts=${cmd#*|} cmd=${cmd%%|*} ;; esac
 	case $label in "" | *[!A-Za-z0-9_-]*) echo "serve_cpu: bad label in $v"; exit 2 ;; esac
 	port=$(free_port)
 	# shellcheck disable=SC2086 # COMMAND is split on purpose
-	$cmd serve "$tmp/s.snap" --listen 127.0.0.1:$port --threads "$threads" \
+	$cmd serve "$tmp/s.snap" --listen 127.0.0.1:$port --threads "$threads" $opts \
 		2>"$log/$label-server.txt" &
 	pid=$!
 	pids="$pids $pid"
@@ -104,7 +119,7 @@ say "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $names names," \
 	"${secs}s runs, $rounds rounds, dnsperf $client, variants:$labels"
 
 # one dnsperf run against a variant: appends a line to $tmp/res/LABEL:
-# round qps completed lost noerror% user_us sys_us cpu_us ctxsw client_us syscalls
+# round qps completed lost noerror% user_us sys_us cpu_us ctxsw client_us syscalls skew
 mkdir -p "$tmp/res"
 run() {
 	label=$1 port=$2 pid=$3 r=$4
@@ -112,6 +127,7 @@ run() {
 	set -- $(ticks "$pid")
 	u0=$1 s0=$2
 	x0=$(ctxsw "$pid")
+	thread_ticks "$pid" >"$tmp/t0"
 	if [ "$syscalls" = 1 ]; then
 		perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$tmp/perf" &
 		pp=$!
@@ -123,6 +139,10 @@ run() {
 	set -- $(ticks "$pid")
 	u1=$1 s1=$2
 	x1=$(ctxsw "$pid")
+	thread_ticks "$pid" >"$tmp/t1"
+	# the busiest thread's share of the server's ticks
+	sk=$(awk 'NR == FNR{a[$1] = $2; next} {d = $2 - a[$1]; s += d; if (d > m) m = d}
+		END{printf "%.2f", (s > 0 ? m / s : 0)}' "$tmp/t0" "$tmp/t1")
 	sc=0
 	if [ "$syscalls" = 1 ]; then
 		kill -INT $pp
@@ -136,11 +156,11 @@ run() {
 	cl=$(awk '/^client/{print $2 + $3}' "$tmp/time")
 	awk -v r="$r" -v q="${q:-0}" -v d="${d:-0}" -v l="${l:-0}" -v ok="${ok:-0}" \
 		-v u=$((u1 - u0)) -v s=$((s1 - s0)) -v x=$((x1 - x0)) -v hz="$hz" \
-		-v cl="${cl:-0}" -v sc="${sc:-0}" 'BEGIN{
+		-v cl="${cl:-0}" -v sc="${sc:-0}" -v sk="$sk" 'BEGIN{
 		n = d > 0 ? d : 1
-		printf "%d %.0f %d %d %s %.3f %.3f %.3f %.4f %.3f %.3f\n", r, q, d, l, ok,
+		printf "%d %.0f %d %d %s %.3f %.3f %.3f %.4f %.3f %.3f %s\n", r, q, d, l, ok,
 			u * 1e6 / hz / n, s * 1e6 / hz / n, (u + s) * 1e6 / hz / n, x / n,
-			cl * 1e6 / n, sc / n
+			cl * 1e6 / n, sc / n, sk
 	}' >>"$tmp/res/$label"
 }
 
@@ -151,7 +171,7 @@ while [ $r -le "$rounds" ]; do
 		set -- $(awk -v l="$label" '$1 == l{print $2, $3}' "$tmp/variants")
 		run "$label" "$1" "$2" $r
 		say "round $r $label: $(tail -1 "$tmp/res/$label" |
-			awk '{printf "%s q/s, user %s + kernel %s = %s us/query, %s syscalls/query", $2, $6, $7, $8, $11}')"
+			awk '{printf "%s q/s, user %s + kernel %s = %s us/query, %s syscalls/query, busiest thread %s", $2, $6, $7, $8, $11, $12}')"
 	done
 	first=${order%% *}
 	order="${order#* } $first"
@@ -166,7 +186,7 @@ base=${labels# }
 base=${base%% *}
 ratio() {
 	paste -d' ' "$tmp/res/$base" "$tmp/res/$1" | awk -v c="$2" '{
-		b = $c; v = $(c + 11); printf "%.3f\n", (b > 0 ? v / b : 0) }' |
+		b = $c; v = $(c + 12); printf "%.3f\n", (b > 0 ? v / b : 0) }' |
 		sort -g | awk '{a[NR] = $1} END{print a[int((NR + 1) / 2)]}'
 }
 {
@@ -174,11 +194,12 @@ ratio() {
 		"--threads $threads, dnsperf $client -l $secs, median of $rounds rounds"
 	echo
 	echo "| variant | q/s | user us/q | kernel us/q | server us/q | syscalls/q |" \
-		"ctx switches/q | dnsperf us/q | lost | q/s ratio | server us/q ratio |"
-	echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		"ctx switches/q | busiest thread | dnsperf us/q | lost | q/s ratio | server us/q ratio |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for label in $labels; do
 		echo "| $label | $(med "$label" 2) | $(med "$label" 6) | $(med "$label" 7) |" \
-			"$(med "$label" 8) | $(med "$label" 11) | $(med "$label" 9) | $(med "$label" 10) |" \
+			"$(med "$label" 8) | $(med "$label" 11) | $(med "$label" 9) | $(med "$label" 12) |" \
+			"$(med "$label" 10) |" \
 			"$(awk '{s += $4} END{print s}' "$tmp/res/$label") | $(ratio "$label" 2) |" \
 			"$(ratio "$label" 8) |"
 	done
@@ -195,12 +216,14 @@ ratio() {
 			"$sep" "$label" "$(med "$label" 2)" "$(med "$label" 6)" "$(med "$label" 7)"
 		printf '"cpu_us_per_query":%s,"syscalls_per_query":%s,"ctxsw_per_query":%s,' \
 			"$(med "$label" 8)" "$(med "$label" 11)" "$(med "$label" 9)"
-		printf '"client_us_per_query":%s,"qps_ratio":%s,"cpu_ratio":%s,"rounds":[' \
-			"$(med "$label" 10)" "$(ratio "$label" 2)" "$(ratio "$label" 8)"
+		printf '"client_us_per_query":%s,"busiest_thread_share":%s,' \
+			"$(med "$label" 10)" "$(med "$label" 12)"
+		printf '"qps_ratio":%s,"cpu_ratio":%s,"rounds":[' "$(ratio "$label" 2)" "$(ratio "$label" 8)"
 		awk 'BEGIN{ORS = ""} {if (NR > 1) print ","
 			printf "{\"qps\":%s,\"completed\":%s,\"lost\":%s,\"noerror_pct\":%s,", $2, $3, $4, $5
 			printf "\"user_us\":%s,\"kernel_us\":%s,\"cpu_us\":%s,", $6, $7, $8
-			printf "\"ctxsw\":%s,\"client_us\":%s,\"syscalls\":%s}", $9, $10, $11}' \
+			printf "\"ctxsw\":%s,\"client_us\":%s,\"syscalls\":%s,", $9, $10, $11
+			printf "\"busiest_thread_share\":%s}", $12}' \
 			"$tmp/res/$label"
 		printf ']}'
 		sep=,
