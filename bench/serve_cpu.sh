@@ -9,8 +9,10 @@
 # SECONDS against each variant (cache hits from the map, UDP, no EDNS). Around
 # each dnsperf run the server's utime and stime (all threads, /proc/PID/stat)
 # and its context switches (/proc/PID/task/*/status) are read, and dnsperf's
-# own CPU time; with perf(1) and tracepoint access, the server's system calls
-# are counted too (perf stat -e raw_syscalls:sys_enter). Figures per answered
+# own CPU time; with SERVE_CPU_SYSCALLS=1, perf(1) and tracepoint access, the
+# server's system calls are counted too (perf stat -e raw_syscalls:sys_enter;
+# the tracepoint adds to the cost of each of them, so the CPU figures of such
+# a run are a little higher than without it). Figures per answered
 # query; the table gives the median of the rounds, the JSON every round.
 # "busiest thread" is the share of the server's CPU time taken by its busiest
 # thread: the kernel spreads dnsperf's 4 sockets over the SO_REUSEPORT
@@ -27,7 +29,7 @@
 # Environment: SERVE_CPU_SECONDS (10), SERVE_CPU_ROUNDS (3), SERVE_CPU_NAMES
 # (100000), SERVE_CPU_THREADS (2), SERVE_CPU_CLIENT (dnsperf options, default
 # "-c 4 -T 1 -q 200"), SERVE_CPU_OUT (BUILD/serve_cpu: results.md,
-# results.json, logs/), SERVE_CPU_SYSCALLS (1: count syscalls, 0: do not).
+# results.json, logs/), SERVE_CPU_SYSCALLS (0; 1: count system calls).
 #
 # dnsperf runs on the same machine: on a 2-core VM it takes most of a core,
 # so the q/s figure is a floor; the CPU per query is the server's own.
@@ -39,7 +41,7 @@ rounds=${SERVE_CPU_ROUNDS:-3}
 names=${SERVE_CPU_NAMES:-100000}
 threads=${SERVE_CPU_THREADS:-2}
 client=${SERVE_CPU_CLIENT:--c 4 -T 1 -q 200}
-syscalls=${SERVE_CPU_SYSCALLS:-1}
+syscalls=${SERVE_CPU_SYSCALLS:-0}
 out=${SERVE_CPU_OUT:-$build/serve_cpu}
 for c in dnsperf ss; do
 	command -v $c >/dev/null || { echo "serve_cpu: needs $c"; exit 2; }
@@ -108,8 +110,11 @@ for v; do
 	i=0
 	until grep -q 'listening on' "$log/$label-server.txt"; do
 		i=$((i + 1))
-		[ $i -lt 200 ] && kill -0 $pid 2>/dev/null ||
-			{ cat "$log/$label-server.txt"; echo "serve_cpu: $label did not start"; exit 1; }
+		if [ $i -ge 200 ] || ! kill -0 $pid 2>/dev/null; then
+			cat "$log/$label-server.txt"
+			echo "serve_cpu: $label did not start"
+			exit 1
+		fi
 		sleep 0.05
 	done
 	echo "$label $port $pid" >>"$tmp/variants"
@@ -124,6 +129,7 @@ mkdir -p "$tmp/res"
 run() {
 	label=$1 port=$2 pid=$3 r=$4
 	f=$log/$label-r$r.txt
+	# shellcheck disable=SC2046 # two numbers
 	set -- $(ticks "$pid")
 	u0=$1 s0=$2
 	x0=$(ctxsw "$pid")
@@ -136,6 +142,7 @@ run() {
 	# shellcheck disable=SC2086
 	/usr/bin/time -f 'client %U %S' -o "$tmp/time" \
 		dnsperf -s 127.0.0.1 -p "$port" -d "$tmp/queries" -l "$secs" $client >"$f" 2>&1 || true
+	# shellcheck disable=SC2046 # two numbers
 	set -- $(ticks "$pid")
 	u1=$1 s1=$2
 	x1=$(ctxsw "$pid")
@@ -143,10 +150,10 @@ run() {
 	# the busiest thread's share of the server's ticks
 	sk=$(awk 'NR == FNR{a[$1] = $2; next} {d = $2 - a[$1]; s += d; if (d > m) m = d}
 		END{printf "%.2f", (s > 0 ? m / s : 0)}' "$tmp/t0" "$tmp/t1")
-	sc=0
+	sc=-1
 	if [ "$syscalls" = 1 ]; then
-		kill -INT $pp
-		wait $pp || true
+		kill -INT "$pp"
+		wait "$pp" || true
 		sc=$(awk -F, '/raw_syscalls:sys_enter/{print $1}' "$tmp/perf")
 	fi
 	q=$(sed -n 's/^ *Queries per second: *\([0-9.]*\).*/\1/p' "$f")
@@ -158,9 +165,9 @@ run() {
 		-v u=$((u1 - u0)) -v s=$((s1 - s0)) -v x=$((x1 - x0)) -v hz="$hz" \
 		-v cl="${cl:-0}" -v sc="${sc:-0}" -v sk="$sk" 'BEGIN{
 		n = d > 0 ? d : 1
-		printf "%d %.0f %d %d %s %.3f %.3f %.3f %.4f %.3f %.3f %s\n", r, q, d, l, ok,
+		printf "%d %.0f %d %d %s %.3f %.3f %.3f %.4f %.3f %s %s\n", r, q, d, l, ok,
 			u * 1e6 / hz / n, s * 1e6 / hz / n, (u + s) * 1e6 / hz / n, x / n,
-			cl * 1e6 / n, sc / n, sk
+			cl * 1e6 / n, (sc < 0 ? "-" : sprintf("%.3f", sc / n)), sk
 	}' >>"$tmp/res/$label"
 }
 
@@ -168,8 +175,9 @@ order=$(awk '{print $1}' "$tmp/variants" | tr '\n' ' ')
 r=1
 while [ $r -le "$rounds" ]; do
 	for label in $order; do
+		# shellcheck disable=SC2046 # port and pid
 		set -- $(awk -v l="$label" '$1 == l{print $2, $3}' "$tmp/variants")
-		run "$label" "$1" "$2" $r
+		run "$label" "$1" "$2" "$r"
 		say "round $r $label: $(tail -1 "$tmp/res/$label" |
 			awk '{printf "%s q/s, user %s + kernel %s = %s us/query, %s syscalls/query, busiest thread %s", $2, $6, $7, $8, $11, $12}')"
 	done
@@ -215,14 +223,15 @@ ratio() {
 		printf '%s{"label":"%s","qps":%s,"user_us_per_query":%s,"kernel_us_per_query":%s,' \
 			"$sep" "$label" "$(med "$label" 2)" "$(med "$label" 6)" "$(med "$label" 7)"
 		printf '"cpu_us_per_query":%s,"syscalls_per_query":%s,"ctxsw_per_query":%s,' \
-			"$(med "$label" 8)" "$(med "$label" 11)" "$(med "$label" 9)"
+			"$(med "$label" 8)" "$(med "$label" 11 | sed 's/^-$/null/')" "$(med "$label" 9)"
 		printf '"client_us_per_query":%s,"busiest_thread_share":%s,' \
 			"$(med "$label" 10)" "$(med "$label" 12)"
 		printf '"qps_ratio":%s,"cpu_ratio":%s,"rounds":[' "$(ratio "$label" 2)" "$(ratio "$label" 8)"
 		awk 'BEGIN{ORS = ""} {if (NR > 1) print ","
 			printf "{\"qps\":%s,\"completed\":%s,\"lost\":%s,\"noerror_pct\":%s,", $2, $3, $4, $5
 			printf "\"user_us\":%s,\"kernel_us\":%s,\"cpu_us\":%s,", $6, $7, $8
-			printf "\"ctxsw\":%s,\"client_us\":%s,\"syscalls\":%s,", $9, $10, $11
+			printf "\"ctxsw\":%s,\"client_us\":%s,", $9, $10
+			printf "\"syscalls\":%s,", ($11 == "-" ? "null" : $11)
 			printf "\"busiest_thread_share\":%s}", $12}' \
 			"$tmp/res/$label"
 		printf ']}'
