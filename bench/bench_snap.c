@@ -5,7 +5,7 @@
  * table with the targets beside it, or one JSON object with --json.
  *
  *   bench_snap [--entries N] [--dir DIR] [--lookups M] [--rounds R]
- *              [--opens K] [--seed S] [--keep] [--json]
+ *              [--insert-rounds K] [--opens K] [--seed S] [--keep] [--json]
  *
  * The snapshot is DIR/bench_snap.PID.mdb (DIR defaults to /tmp), removed at
  * the end unless --keep. All figures are with a warm page cache: the file was
@@ -57,6 +57,14 @@
  *   copied out by a scan, timed as a loop; best of 5 passes' means. Its
  *   share of a lookup, in instructions, is what callgrind shows for
  *   dnsnap_snap_answer (the closing note of issue 10 has both).
+ * - memory lookups (snapshot_over_memory_lookup): the same M queries answered
+ *   from the cache before it is freed, timed as the map's are (each alone,
+ *   timer cost subtracted, two passes, the second counted); the ratio is the
+ *   map's median / the memory's.
+ * - insert wait (insert_wait_max_ms): K more writes after the R rounds (K =
+ *   R unless --insert-rounds), each with a thread inserting prebuilt fresh
+ *   responses continuously, each insert timed alone; the longest over the K
+ *   writes (write_with_inserts() says how the snapshot keeps N entries).
  * Sanity: every lookup must hit, and the answers from the snapshot must total
  * as many bytes as the same queries answered from the cache before the write.
  * The load average is printed at the end: other work on the machine shows in
