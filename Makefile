@@ -130,7 +130,7 @@ test: deps                                         ## install, build, run every 
 	@echo "make test: building the libraries, the tool, the tests and their helpers"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
 		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
-		$(BUILD)/mksweep $(BUILD)/deploy_zipfload
+		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/bench_snap $(BUILD)/bench_instr
 	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
@@ -143,7 +143,7 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) 0
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
-	$(BUILD)/mksweep $(BUILD)/deploy_zipfload
+	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/bench_snap $(BUILD)/bench_instr
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
