@@ -301,6 +301,7 @@ typedef struct inserter {
 	size_t used;          /* distinct pool entries inserted */
 	uint64_t max_ns, count, over_10ms;
 	long nivcsw;          /* the thread's involuntary context switches */
+	int err;              /* an insert's error: the round is void */
 } inserter_t;
 
 static void *insert_load(void *arg)
@@ -308,8 +309,10 @@ static void *insert_load(void *arg)
 	inserter_t *in = arg;
 	dnsnap_encoded_t *scratch = calloc(1, sizeof *scratch);
 	struct rusage ru0, ru1;
-	if (scratch == NULL)
+	if (scratch == NULL) {
+		in->err = DNSNAP_ENOMEM;
 		return NULL;
+	}
 	getrusage(RUSAGE_THREAD, &ru0);
 	for (size_t i = 0; !atomic_load_explicit(&in->stop, memory_order_relaxed);
 	     i = i + 1 < in->pool->n ? i + 1 : 0) {
@@ -318,8 +321,10 @@ static void *insert_load(void *arg)
 		uint64_t t0 = now_ns();
 		int rc = dnsnap_cache_insert(in->c, m, len, NOW - INSERT_AGO, NULL, 0, scratch, NULL);
 		uint64_t d = now_ns() - t0;
-		if (rc != DNSNAP_OK)
+		if (rc != DNSNAP_OK) {
+			in->err = rc;
 			break;
+		}
 		if (d > in->max_ns)
 			in->max_ns = d;
 		in->over_10ms += d > 10000000u;
@@ -410,6 +415,8 @@ static void write_with_inserts(dnsnap_cache_t *c, const char *path, size_t n, in
 		pthread_join(th, NULL);
 		if (rc != DNSNAP_OK)
 			die("dnsnap_snap_write (insert round)", rc, &diag);
+		if (in.err != DNSNAP_OK)
+			die("dnsnap_cache_insert (while writing)", in.err, NULL);
 		if (st.entries != n) {
 			fprintf(stderr, "bench_snap: insert round: %" PRIu64 " entries written, %zu "
 					"expected\n", st.entries, n);
