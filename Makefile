@@ -44,8 +44,8 @@ PEERS_NAMES ?= 100000
 PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
 # ...and make bench-instr's instruction counter (valgrind's callgrind; bench/instr.sh).
 PKGS_INSTR = valgrind
-# make bench-instr's sizes (bench/instr.c), and make bench-10m's output directory for its
-# snapshot (about 1.6 GB at 10M entries; the default is /tmp).
+# make bench-instr's sizes (bench/instr.c), and make bench-10m's directory for its
+# snapshot (1.6 GB at 10M entries).
 INSTR_ARGS ?= --entries 200000 --ops 50000
 BENCH_10M_DIR ?= /tmp
 CROSS_BUILD = build-s390x
@@ -203,7 +203,7 @@ bench-instr: deps $(BUILD)/bench_instr               ## instructions per lookup,
 	$(call install_missing,$(PKGS_INSTR),make bench-instr)
 	$(Q)bench/instr.sh $(BUILD) $(INSTR_ARGS)
 
-bench-10m: deps $(BUILD)/bench_cache $(BUILD)/bench_snap ## issue 13's table at 10M entries (~6 GB of RAM)
+bench-10m: deps $(BUILD)/bench_cache $(BUILD)/bench_snap ## issue 13's table at 10M entries (4 GB of RAM)
 	$(Q)bench/bench_10m.sh $(BUILD) $(BENCH_10M_DIR)
 
 bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs Unbound, kresd (PEERS_NAMES)
