@@ -319,7 +319,8 @@ static void *insert_load(void *arg)
 		const uint8_t *m = in->pool->bytes + in->pool->off[i];
 		size_t len = in->pool->off[i + 1] - in->pool->off[i];
 		uint64_t t0 = now_ns();
-		int rc = dnsnap_cache_insert(in->c, m, len, NOW - INSERT_AGO, NULL, 0, scratch, NULL);
+		int rc = dnsnap_cache_insert(in->c, m, len, NOW - INSERT_AGO, NULL, 0, scratch,
+					     NULL);
 		uint64_t d = now_ns() - t0;
 		if (rc != DNSNAP_OK) {
 			in->err = rc;
@@ -389,8 +390,9 @@ static void write_with_inserts(dnsnap_cache_t *c, const char *path, size_t n, in
 	for (size_t i = 0; i < p; i++) {
 		dnsnap_diag_t diag = {0};
 		uint64_t t0 = now_ns();
-		int rc = dnsnap_cache_insert(c, pool.bytes + pool.off[i], pool.off[i + 1] - pool.off[i],
-					     NOW - INSERT_AGO, NULL, 0, scratch, &diag);
+		const uint8_t *m = pool.bytes + pool.off[i];
+		size_t len = pool.off[i + 1] - pool.off[i];
+		int rc = dnsnap_cache_insert(c, m, len, NOW - INSERT_AGO, NULL, 0, scratch, &diag);
 		uint64_t d = now_ns() - t0;
 		if (rc != DNSNAP_OK)
 			die("dnsnap_cache_insert (insert pool)", rc, &diag);
@@ -418,8 +420,8 @@ static void write_with_inserts(dnsnap_cache_t *c, const char *path, size_t n, in
 		if (in.err != DNSNAP_OK)
 			die("dnsnap_cache_insert (while writing)", in.err, NULL);
 		if (st.entries != n) {
-			fprintf(stderr, "bench_snap: insert round: %" PRIu64 " entries written, %zu "
-					"expected\n", st.entries, n);
+			fprintf(stderr, "bench_snap: insert round: %" PRIu64 " entries written, "
+					"%zu expected\n", st.entries, n);
 			exit(1);
 		}
 		ms[k] = (double)(t1 - t0) / 1e6;
@@ -866,8 +868,8 @@ static void table(const results_t *r, size_t n, size_t m, int rounds, int k_runs
 	    r->lookup_max_during_write_us <= 1000);
 	if (r->insert_rounds > 0) {
 		snprintf(v, sizeof v, "%.2f", r->insert_wait_max_ms);
-		row("  longest insert while writing, ms", v, at10m ? "<= 10 (at 10M)" : "<= 10 at 10M",
-		    r->insert_wait_max_ms <= 10);
+		row("  longest insert while writing, ms", v,
+		    at10m ? "<= 10 (at 10M)" : "<= 10 at 10M", r->insert_wait_max_ms <= 10);
 		snprintf(v, sizeof v, "%" PRIu64, r->inserts_during_write);
 		row("    inserts during the writes", v, "", -1);
 		snprintf(v, sizeof v, "%.2f", r->insert_max_no_write_ms);
@@ -1076,8 +1078,8 @@ int main(int argc, char **argv)
 	r.entries = n;
 	write_rounds(c, path, rounds, &r);
 	if (!as_json && insert_rounds > 0)
-		fprintf(stderr, "writing %d more time%s with a thread inserting...\n", insert_rounds,
-			insert_rounds > 1 ? "s" : "");
+		fprintf(stderr, "writing %d more time%s with a thread inserting...\n",
+			insert_rounds, insert_rounds > 1 ? "s" : "");
 	write_with_inserts(c, path, n, insert_rounds, &r);
 	/* The cache is not needed any more: free it (and give its pages back) so
 	 * that forking stays cheap and the lookups run in a small process. */

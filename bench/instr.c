@@ -245,11 +245,14 @@ static int run(size_t n, size_t m, uint64_t seed)
 	arena_init(&fresh, m, MIX_RESPONSE_MAX);
 	arena_init(&qs, m, MIX_QUERY_MAX);
 	size_t len;
-	for (size_t i = 0; i < n; i++)
-		arena_done(&fill, mix_response(i, fill.bytes + fill.len, MIX_RESPONSE_MAX, &len), &len);
-	for (size_t i = 0; i < m; i++)
-		arena_done(&fresh, mix_response(n + i, fresh.bytes + fresh.len, MIX_RESPONSE_MAX, &len),
-			   &len);
+	for (size_t i = 0; i < n; i++) {
+		int rc = mix_response(i, fill.bytes + fill.len, MIX_RESPONSE_MAX, &len);
+		arena_done(&fill, rc, &len);
+	}
+	for (size_t i = 0; i < m; i++) {
+		int rc = mix_response(n + i, fresh.bytes + fresh.len, MIX_RESPONSE_MAX, &len);
+		arena_done(&fresh, rc, &len);
+	}
 	uint64_t st = seed ^ 0x6c6f6f6b75707321ull; /* as bench_cache draws its keys */
 	st = st ? st : 1;
 	for (size_t j = 0; j < m; j++) {
@@ -266,10 +269,12 @@ static int run(size_t n, size_t m, uint64_t seed)
 	dnsnap_encoded_t *scratch = calloc(1, sizeof *scratch);
 	if (scratch == NULL)
 		die("out of memory", DNSNAP_ENOMEM, NULL);
-	for (size_t i = 0; i < n; i++)
-		if ((rc = dnsnap_cache_insert(c, fill.bytes + fill.off[i], fill.off[i + 1] - fill.off[i],
-					      NOW, NULL, 0, scratch, &diag)) != DNSNAP_OK)
+	for (size_t i = 0; i < n; i++) {
+		rc = dnsnap_cache_insert(c, fill.bytes + fill.off[i], fill.off[i + 1] - fill.off[i],
+					 NOW, NULL, 0, scratch, &diag);
+		if (rc != DNSNAP_OK)
 			die("dnsnap_cache_insert", rc, &diag);
+	}
 	free(scratch);
 	printf("entries %zu ops %zu seed %" PRIu64 "\n", n, m, seed);
 
