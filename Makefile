@@ -42,6 +42,12 @@ PEERS_NAMES ?= 100000
 # ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
 # the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
 PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
+# ...and make bench-instr's instruction counter (valgrind's callgrind; bench/instr.sh).
+PKGS_INSTR = valgrind
+# make bench-instr's sizes (bench/instr.c), and make bench-10m's directory for its
+# snapshot (1.6 GB at 10M entries).
+INSTR_ARGS ?= --entries 200000 --ops 50000
+BENCH_10M_DIR ?= /tmp
 CROSS_BUILD = build-s390x
 CROSS_ROOT  = $(CURDIR)/$(CROSS_BUILD)/sysroot
 CROSS_FLAGS = -isystem $(CROSS_ROOT)/usr/include \
@@ -92,7 +98,7 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
-	bench-peers bench-deploy install uninstall clean help
+	bench-instr bench-10m bench-peers bench-deploy install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -124,7 +130,7 @@ test: deps                                         ## install, build, run every 
 	@echo "make test: building the libraries, the tool, the tests and their helpers"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
 		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
-		$(BUILD)/mksweep $(BUILD)/deploy_zipfload
+		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/bench_snap $(BUILD)/bench_instr
 	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
@@ -137,7 +143,7 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) 0
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
-	$(BUILD)/mksweep $(BUILD)/deploy_zipfload
+	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/bench_snap $(BUILD)/bench_instr
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
@@ -192,6 +198,13 @@ bench: deps $(BENCH_BIN)                           ## benchmarks (BENCH_ARGS=--j
 	$(BUILD)/bench_cache $(BENCH_ARGS)
 	$(BUILD)/bench_snap $(BENCH_ARGS)
 	$(BUILD)/bench_export $(BENCH_ARGS)
+
+bench-instr: deps $(BUILD)/bench_instr               ## instructions per lookup, insert, map lookup (JSON)
+	$(call install_missing,$(PKGS_INSTR),make bench-instr)
+	$(Q)bench/instr.sh $(BUILD) $(INSTR_ARGS)
+
+bench-10m: deps $(BUILD)/bench_cache $(BUILD)/bench_snap ## issue 13's table at 10M entries (4 GB of RAM)
+	$(Q)bench/bench_10m.sh $(BUILD) $(BENCH_10M_DIR)
 
 bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs Unbound, kresd (PEERS_NAMES)
 	$(call install_missing,$(PKGS_PEERS),make bench-peers)
@@ -296,6 +309,10 @@ $(BUILD)/bench_cache: $(patsubst %.c,$(BUILD)/%.o,bench/bench_cache.c bench/befo
 $(BUILD)/bench_snap $(BUILD)/resolver_demo: $(BUILD)/%: $(BUILD)/bench/%.o $(BUILD)/bench/mix.o \
 					       $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -llmdb -ljemalloc -o $@
+
+# The instruction counter's driver (bench/instr.sh runs it under callgrind).
+$(BUILD)/bench_instr: $(BUILD)/bench/instr.o $(BUILD)/bench/mix.o $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_LIB) -ljemalloc -o $@
 
 # The export stream on both mixes, and the zstd dictionary evaluation (libzstd's ZDICT).
 $(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mix.c bench/realmix.c) \

@@ -5,7 +5,7 @@
  * table with the targets beside it, or one JSON object with --json.
  *
  *   bench_snap [--entries N] [--dir DIR] [--lookups M] [--rounds R]
- *              [--opens K] [--seed S] [--keep] [--json]
+ *              [--insert-rounds K] [--opens K] [--seed S] [--keep] [--json]
  *
  * The snapshot is DIR/bench_snap.PID.mdb (DIR defaults to /tmp), removed at
  * the end unless --keep. All figures are with a warm page cache: the file was
@@ -57,6 +57,14 @@
  *   copied out by a scan, timed as a loop; best of 5 passes' means. Its
  *   share of a lookup, in instructions, is what callgrind shows for
  *   dnsnap_snap_answer (the closing note of issue 10 has both).
+ * - memory lookups (snapshot_over_memory_lookup): the same M queries answered
+ *   from the cache before it is freed, timed as the map's are (each alone,
+ *   timer cost subtracted, two passes, the second counted); the ratio is the
+ *   map's median / the memory's.
+ * - insert wait (insert_wait_max_ms): K more writes after the R rounds (K =
+ *   R unless --insert-rounds), each with a thread inserting prebuilt fresh
+ *   responses continuously, each insert timed alone; the longest over the K
+ *   writes (write_with_inserts() says how the snapshot keeps N entries).
  * Sanity: every lookup must hit, and the answers from the snapshot must total
  * as many bytes as the same queries answered from the cache before the write.
  * The load average is printed at the end: other work on the machine shows in
@@ -211,6 +219,15 @@ typedef struct results {
 	double timer_ns;
 	uint64_t answer_bytes_cache, answer_bytes_snap;
 	double check_ns; /* the Value_Check of one entry, as the reader computes it */
+	/* the same queries answered from memory, before the cache is freed */
+	double mem_lookup_ns_median, mem_lookup_ns_p99, mem_first_pass_ns_median, mem_timer_ns;
+	double snapshot_over_memory; /* lookup_ns_median / mem_lookup_ns_median */
+	/* the insert rounds: writes with a thread inserting (write_with_inserts()) */
+	int insert_rounds;
+	size_t insert_pool;
+	double insert_wait_max_ms, insert_max_no_write_ms, write_ms_with_inserts;
+	uint64_t inserts_during_write, inserts_over_10ms;
+	long insert_preemptions;
 } results_t;
 
 /* Fill a cache with N mix responses. */
@@ -266,6 +283,158 @@ static void *probe(void *arg)
 		pr->count++;
 	}
 	return NULL;
+}
+
+/* A thread inserting while a snapshot is written: the wait an insert sees is
+ * the longest single dnsnap_cache_insert(). The responses are prebuilt
+ * (entries N.. of the mix: keys not in the cache) and inserted at a time
+ * INSERT_AGO seconds before the write's, so that they are expired when the
+ * write reaches them: the snapshot holds the same N entries as the other
+ * rounds'. The pool is taken in turn; once used up, it starts again
+ * (refreshes of the entries it inserted). */
+#define INSERT_AGO 200000u /* > the mix's largest TTL (86400) */
+
+typedef struct inserter {
+	dnsnap_cache_t *c;
+	const arena_t *pool;
+	_Atomic int stop;
+	size_t used;          /* distinct pool entries inserted */
+	uint64_t max_ns, count, over_10ms;
+	long nivcsw;          /* the thread's involuntary context switches */
+	int err;              /* an insert's error: the round is void */
+} inserter_t;
+
+static void *insert_load(void *arg)
+{
+	inserter_t *in = arg;
+	dnsnap_encoded_t *scratch = calloc(1, sizeof *scratch);
+	struct rusage ru0, ru1;
+	if (scratch == NULL) {
+		in->err = DNSNAP_ENOMEM;
+		return NULL;
+	}
+	getrusage(RUSAGE_THREAD, &ru0);
+	for (size_t i = 0; !atomic_load_explicit(&in->stop, memory_order_relaxed);
+	     i = i + 1 < in->pool->n ? i + 1 : 0) {
+		const uint8_t *m = in->pool->bytes + in->pool->off[i];
+		size_t len = in->pool->off[i + 1] - in->pool->off[i];
+		uint64_t t0 = now_ns();
+		int rc = dnsnap_cache_insert(in->c, m, len, NOW - INSERT_AGO, NULL, 0, scratch,
+					     NULL);
+		uint64_t d = now_ns() - t0;
+		if (rc != DNSNAP_OK) {
+			in->err = rc;
+			break;
+		}
+		if (d > in->max_ns)
+			in->max_ns = d;
+		in->over_10ms += d > 10000000u;
+		in->count++;
+		if (in->used < i + 1)
+			in->used = i + 1;
+	}
+	getrusage(RUSAGE_THREAD, &ru1);
+	in->nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
+	free(scratch);
+	return NULL;
+}
+
+/* Remove the first @p k entries of the pool from the cache (untimed). */
+static void remove_pool(dnsnap_cache_t *c, size_t first_key, size_t k)
+{
+	uint8_t q[MIX_QUERY_MAX];
+	for (size_t i = 0; i < k; i++) {
+		size_t len;
+		dnsnap_query_t dq;
+		if (mix_query(first_key + i, 1, q, sizeof q, &len) == 0 &&
+		    dnsnap_query_parse(q, len, NULL, 0, &dq, NULL) == DNSNAP_OK)
+			dnsnap_cache_remove(c, dq.key, dq.key_len);
+	}
+}
+
+/*
+ * The insert rounds: K more writes, each with insert_load() running for its
+ * whole length (and nothing else: two threads on two cores), kept apart
+ * from the R timed rounds so that those keep their meaning. Before them the
+ * pool is inserted once and removed (untimed but for its longest insert,
+ * insert_max_no_write_ms): the index has grown to hold the pool and the
+ * allocator has the pages, so a write round measures waits on the snapshot,
+ * not an index growth or page faults. After each round the pool is removed.
+ */
+static void write_with_inserts(dnsnap_cache_t *c, const char *path, size_t n, int k_rounds,
+			       results_t *r)
+{
+	r->insert_rounds = k_rounds;
+	if (k_rounds == 0)
+		return;
+	size_t p = n / 4 < 1000000 ? n / 4 : 1000000;
+	p = p ? p : 1;
+	arena_t pool = {0};
+	pool.off = calloc(p + 1, sizeof *pool.off);
+	pool.bytes = malloc(p * MIX_RESPONSE_MAX);
+	if (pool.off == NULL || pool.bytes == NULL)
+		die("out of memory", DNSNAP_ENOMEM, NULL);
+	for (size_t i = 0; i < p; i++) {
+		size_t len;
+		if (mix_response(n + i, pool.bytes + pool.len, MIX_RESPONSE_MAX, &len) != 0)
+			die("mix_response", DNSNAP_EINVAL, NULL);
+		pool.len += len;
+		pool.off[++pool.n] = pool.len;
+	}
+	r->insert_pool = p;
+
+	dnsnap_encoded_t *scratch = calloc(1, sizeof *scratch);
+	if (scratch == NULL)
+		die("out of memory", DNSNAP_ENOMEM, NULL);
+	uint64_t warm_max = 0;
+	for (size_t i = 0; i < p; i++) {
+		dnsnap_diag_t diag = {0};
+		uint64_t t0 = now_ns();
+		const uint8_t *m = pool.bytes + pool.off[i];
+		size_t len = pool.off[i + 1] - pool.off[i];
+		int rc = dnsnap_cache_insert(c, m, len, NOW - INSERT_AGO, NULL, 0, scratch, &diag);
+		uint64_t d = now_ns() - t0;
+		if (rc != DNSNAP_OK)
+			die("dnsnap_cache_insert (insert pool)", rc, &diag);
+		warm_max = d > warm_max ? d : warm_max;
+	}
+	free(scratch);
+	remove_pool(c, n, p);
+	r->insert_max_no_write_ms = (double)warm_max / 1e6;
+
+	double ms[64];
+	for (int k = 0; k < k_rounds; k++) {
+		dnsnap_snap_write_stats_t st = {0};
+		dnsnap_diag_t diag = {0};
+		inserter_t in = { .c = c, .pool = &pool };
+		pthread_t th;
+		if (pthread_create(&th, NULL, insert_load, &in) != 0)
+			die("pthread_create", DNSNAP_ENOMEM, NULL);
+		uint64_t t0 = now_ns();
+		int rc = dnsnap_snap_write(c, path, NOW, &st, &diag);
+		uint64_t t1 = now_ns();
+		atomic_store(&in.stop, 1);
+		pthread_join(th, NULL);
+		if (rc != DNSNAP_OK)
+			die("dnsnap_snap_write (insert round)", rc, &diag);
+		if (in.err != DNSNAP_OK)
+			die("dnsnap_cache_insert (while writing)", in.err, NULL);
+		if (st.entries != n) {
+			fprintf(stderr, "bench_snap: insert round: %" PRIu64 " entries written, "
+					"%zu expected\n", st.entries, n);
+			exit(1);
+		}
+		ms[k] = (double)(t1 - t0) / 1e6;
+		if ((double)in.max_ns / 1e6 > r->insert_wait_max_ms)
+			r->insert_wait_max_ms = (double)in.max_ns / 1e6;
+		r->inserts_during_write += in.count;
+		r->inserts_over_10ms += in.over_10ms;
+		r->insert_preemptions += in.nivcsw;
+		remove_pool(c, n, in.used);
+	}
+	r->write_ms_with_inserts = median(ms, k_rounds);
+	free(pool.bytes);
+	free(pool.off);
 }
 
 static void write_rounds(dnsnap_cache_t *c, const char *path, int rounds, results_t *r)
@@ -629,6 +798,48 @@ static uint64_t cache_answer_bytes(dnsnap_cache_t *c, const arena_t *qs)
 	return bytes;
 }
 
+/* One timed pass of the queries answered from memory, as lookup_pass()
+ * times the map's: query parse + dnsnap_cache_answer(), each timed alone. */
+static void memory_pass(dnsnap_cache_t *c, const arena_t *qs, uint32_t over, uint32_t *lat)
+{
+	static uint8_t out[65536];
+	for (size_t j = 0; j < qs->n; j++) {
+		const uint8_t *m = qs->bytes + qs->off[j];
+		size_t mlen = qs->off[j + 1] - qs->off[j], olen = 0;
+		dnsnap_query_t q;
+		uint64_t a = now_ns();
+		int rc = dnsnap_query_parse(m, mlen, NULL, 0, &q, NULL);
+		if (rc == DNSNAP_OK)
+			rc = dnsnap_cache_answer(c, &q, NOW + 1, 65535, out, sizeof out, &olen);
+		uint64_t b = now_ns();
+		if (rc != DNSNAP_OK)
+			die("lookup from the cache", rc, NULL);
+		uint64_t d = b - a;
+		lat[j] = d > over ? (uint32_t)(d - over) : 0;
+	}
+}
+
+/* The memory side of snapshot_over_memory_lookup: the same queries, the same
+ * timing, two passes, the second counted (as lookups() does for the map). */
+static void memory_lookups(dnsnap_cache_t *c, const arena_t *qs, results_t *r)
+{
+	size_t m = qs->n;
+	uint32_t *lat = malloc(m * sizeof *lat);
+	if (lat == NULL)
+		die("out of memory", DNSNAP_ENOMEM, NULL);
+	memset(lat, 0, m * sizeof *lat);
+	uint32_t over = timer_overhead();
+	r->mem_timer_ns = over;
+	memory_pass(c, qs, over, lat);
+	qsort(lat, m, sizeof *lat, cmp_u32);
+	r->mem_first_pass_ns_median = lat[m / 2];
+	memory_pass(c, qs, over, lat);
+	qsort(lat, m, sizeof *lat, cmp_u32);
+	r->mem_lookup_ns_median = lat[m / 2];
+	r->mem_lookup_ns_p99 = lat[(size_t)((double)m * 0.99)];
+	free(lat);
+}
+
 /* ------------------------------------------------------------- reporting */
 
 static void row(const char *label, const char *value, const char *target, int ok)
@@ -653,7 +864,19 @@ static void table(const results_t *r, size_t n, size_t m, int rounds, int k_runs
 	snprintf(v, sizeof v, "%.2f", r->longest_pause_ms);
 	row("  longest shard pause, ms", v, "", -1);
 	snprintf(v, sizeof v, "%.1f", r->lookup_max_during_write_us);
-	row("  slowest lookup while writing, us", v, "", -1);
+	row("  slowest lookup while writing, us", v, at10m ? "<= 1000 (at 10M)" : "<= 1000 at 10M",
+	    r->lookup_max_during_write_us <= 1000);
+	if (r->insert_rounds > 0) {
+		snprintf(v, sizeof v, "%.2f", r->insert_wait_max_ms);
+		row("  longest insert while writing, ms", v,
+		    at10m ? "<= 10 (at 10M)" : "<= 10 at 10M", r->insert_wait_max_ms <= 10);
+		snprintf(v, sizeof v, "%" PRIu64, r->inserts_during_write);
+		row("    inserts during the writes", v, "", -1);
+		snprintf(v, sizeof v, "%.2f", r->insert_max_no_write_ms);
+		row("    longest insert, no write, ms", v, "", -1);
+		snprintf(v, sizeof v, "%.1f", r->write_ms_with_inserts);
+		row("    write time while inserting, ms", v, "", -1);
+	}
 	snprintf(v, sizeof v, "%.1f", r->bytes_per_entry);
 	row("on disk, bytes/entry", v, "", -1);
 	snprintf(v, sizeof v, "%.1f", r->encoded_per_entry);
@@ -678,6 +901,10 @@ static void table(const results_t *r, size_t n, size_t m, int rounds, int k_runs
 	    r->lookup_ns_median <= TARGET_LOOKUP_NS);
 	snprintf(v, sizeof v, "%.1f", r->check_ns);
 	row("  of which the Value_Check, ns", v, "", -1);
+	snprintf(v, sizeof v, "%.0f", r->mem_lookup_ns_median);
+	row("  in memory, same keys, median, ns", v, "", -1);
+	snprintf(v, sizeof v, "%.2f", r->snapshot_over_memory);
+	row("  map / memory (medians)", v, "<= 1.3", r->snapshot_over_memory <= 1.3);
 	snprintf(v, sizeof v, "%.0f", r->lookup_ns_p99);
 	row("lookup + answer p99, ns", v, "", -1);
 	snprintf(v, sizeof v, "%.0f / %.0f", r->lookup_ns_p90, r->lookup_ns_p999);
@@ -707,6 +934,15 @@ static void table(const results_t *r, size_t n, size_t m, int rounds, int k_runs
 	       "  second pass: %zu lookups over 20 us, %ld involuntary context switches).\n",
 	       r->timer_ns, r->first_touch_faults, r->lookup_faults, r->lookup_over_20us,
 	       r->lookup_preempted);
+	printf("memory lookups: the same queries before the cache was freed, timed the same way "
+	       "(timer %.0f ns), second pass shown (first: median %.0f ns); p99 %.0f ns.\n",
+	       r->mem_timer_ns, r->mem_first_pass_ns_median, r->mem_lookup_ns_p99);
+	if (r->insert_rounds > 0)
+		printf("inserts while writing: %d more write%s with a thread inserting fresh keys "
+		       "(a pool of %zu, expired at the write); %" PRIu64 " inserts over 10 ms, "
+		       "%ld involuntary context switches of the inserter.\n",
+		       r->insert_rounds, r->insert_rounds > 1 ? "s" : "", r->insert_pool,
+		       r->inserts_over_10ms, r->insert_preemptions);
 	printf("load average at the end: %.2f (other work on the machine skews all of the "
 	       "above)\n",
 	       r->loadavg);
@@ -748,6 +984,18 @@ static void json(const results_t *r, size_t m, int rounds, int k_runs, uint64_t 
 	       r->first_touch_ns_p99, r->first_touch_faults, r->lookup_ns_p90, r->lookup_ns_p999,
 	       r->lookup_faults, r->lookup_over_20us, r->lookup_preempted, r->timer_ns);
 	printf("\"value_check_ns\":%.1f,", r->check_ns);
+	printf("\"memory_lookup_ns_median\":%.0f,\"memory_lookup_ns_p99\":%.0f,"
+	       "\"memory_first_pass_ns_median\":%.0f,\"memory_timer_ns\":%.0f,"
+	       "\"snapshot_over_memory_lookup\":%.3f,",
+	       r->mem_lookup_ns_median, r->mem_lookup_ns_p99, r->mem_first_pass_ns_median,
+	       r->mem_timer_ns, r->snapshot_over_memory);
+	printf("\"insert_rounds\":%d,\"insert_pool\":%zu,\"insert_wait_max_ms\":%.3f,"
+	       "\"inserts_during_write\":%" PRIu64 ",\"inserts_over_10ms\":%" PRIu64 ","
+	       "\"insert_preemptions\":%ld,\"insert_max_no_write_ms\":%.3f,"
+	       "\"snapshot_write_ms_with_inserts\":%.2f,",
+	       r->insert_rounds, r->insert_pool, r->insert_wait_max_ms, r->inserts_during_write,
+	       r->inserts_over_10ms, r->insert_preemptions, r->insert_max_no_write_ms,
+	       r->write_ms_with_inserts);
 	printf("\"fill_per_s\":%.0f,\"answer_bytes\":%" PRIu64 ",\"loadavg_1m\":%.2f}\n",
 	       r->fill_per_s, r->answer_bytes_snap, r->loadavg);
 }
@@ -755,7 +1003,7 @@ static void json(const results_t *r, size_t m, int rounds, int k_runs, uint64_t 
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_snap [--entries N] [--dir DIR] [--lookups M] [--rounds R] "
-			"[--opens K] [--seed S] [--keep] [--json]\n");
+			"[--insert-rounds K] [--opens K] [--seed S] [--keep] [--json]\n");
 	exit(2);
 }
 
@@ -763,7 +1011,7 @@ int main(int argc, char **argv)
 {
 	uint64_t t_main = now_ns(); /* for --first-answer: the first thing main() does */
 	size_t n = 1000000, m = 0, key = 0;
-	int rounds = 3, k_runs = 9, as_json = 0, keep = 0;
+	int rounds = 3, k_runs = 9, as_json = 0, keep = 0, insert_rounds = -1;
 	uint64_t seed = 0x1111;
 	const char *dir = "/tmp", *fa_path = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -780,6 +1028,8 @@ int main(int argc, char **argv)
 			m = strtoull(v, NULL, 0), i++;
 		else if (strcmp(a, "--rounds") == 0 && v)
 			rounds = atoi(v), i++;
+		else if (strcmp(a, "--insert-rounds") == 0 && v)
+			insert_rounds = atoi(v), i++;
 		else if (strcmp(a, "--opens") == 0 && v)
 			k_runs = atoi(v), i++;
 		else if (strcmp(a, "--seed") == 0 && v)
@@ -793,8 +1043,10 @@ int main(int argc, char **argv)
 	}
 	if (fa_path)
 		return first_answer(t_main, fa_path, seed, key);
-	if (n == 0 || rounds < 1 || rounds > 64 || k_runs < 1 || k_runs > 64)
+	if (n == 0 || rounds < 1 || rounds > 64 || k_runs < 1 || k_runs > 64 || insert_rounds > 64)
 		usage();
+	if (insert_rounds < 0)
+		insert_rounds = rounds;
 	if (m == 0)
 		m = n < 1000000 ? n : 1000000;
 
@@ -820,10 +1072,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "filling %zu entries...\n", n);
 	dnsnap_cache_t *c = fill(n, &r);
 	r.answer_bytes_cache = cache_answer_bytes(c, &qs);
+	memory_lookups(c, &qs, &r);
 	if (!as_json)
 		fprintf(stderr, "writing %s (%d round%s)...\n", path, rounds, rounds > 1 ? "s" : "");
 	r.entries = n;
 	write_rounds(c, path, rounds, &r);
+	if (!as_json && insert_rounds > 0)
+		fprintf(stderr, "writing %d more time%s with a thread inserting...\n",
+			insert_rounds, insert_rounds > 1 ? "s" : "");
+	write_with_inserts(c, path, n, insert_rounds, &r);
 	/* The cache is not needed any more: free it (and give its pages back) so
 	 * that forking stays cheap and the lookups run in a small process. */
 	dnsnap_cache_free(c);
@@ -854,6 +1111,8 @@ int main(int argc, char **argv)
 	if (!keep)
 		unlink(path);
 	getloadavg(&r.loadavg, 1);
+	r.snapshot_over_memory = r.mem_lookup_ns_median > 0 ?
+				 r.lookup_ns_median / r.mem_lookup_ns_median : 0;
 	if (r.answer_bytes_snap != r.answer_bytes_cache) {
 		fprintf(stderr, "bench_snap: answers differ: %" PRIu64 " bytes from the cache, %" PRIu64
 				" from the snapshot\n",
