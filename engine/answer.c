@@ -23,7 +23,9 @@
  *   version byte: RFC 6891 6.1.3 wants BADVERS, a transaction-level answer
  *   that the resolver, not the cache, must give.
  * - The key is dnsnap_key_encode() of the name as sent (it lower-cases),
- *   DNSNAP_KF_CD when the query's CD bit is set, and the caller's tag;
+ *   DNSNAP_KF_CD when the query's CD bit is set, and the caller's tag,
+ *   built from the label offsets of the one walk of the name (the same
+ *   bytes, without dnsnap_key_encode()'s second walk);
  *   ETOOBIG (tag too long for the name) is reported at 12; a tag over 255
  *   bytes or a NULL argument is EINVAL at 0.
  *
@@ -132,7 +134,12 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	if (len < HDR_LEN)
 		return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "query shorter than a header");
 
+	/* Everything but the key is built here and copied out on success; the
+	 * key is built in key[] and only its key_len bytes are copied. */
 	dnsnap_query_t t;
+	uint8_t key[DNSNAP_KEY_MAX];
+	uint8_t starts[128]; /* label offsets from 12: at most 127 labels in 255 bytes */
+	size_t nl = 0;
 	t.msg = msg;
 	t.len = len;
 	t.id = ld16be(msg);
@@ -170,6 +177,7 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 			return dnsnap__diag(diag, DNSNAP_ENAME, p, "name over 255 bytes at 0x%zx", p);
 		if (len - p < 1 + (size_t)l)
 			return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
+		starts[nl++] = (uint8_t)(p - HDR_LEN);
 		p += 1 + (size_t)l;
 	}
 	p++;
@@ -231,13 +239,30 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 		t.do_bit = (eflags & EDNS_DO) != 0;
 	}
 
-	int err = dnsnap_key_encode(msg + HDR_LEN, t.qname_len, t.qtype, t.qclass,
-				    (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, t.key,
-				    sizeof t.key, &t.key_len);
-	if (err != DNSNAP_OK)
-		return dnsnap__diag(diag, err, err == DNSNAP_ETOOBIG ? HDR_LEN : 0,
-				    "cannot build the key: %s", dnsnap_strerror(err));
-	*q = t;
+	/* The key, from the labels checked above (dnsnap_key_encode()'s checks,
+	 * without its second walk of the name). */
+	if (tag_len > DNSNAP_TAG_MAX)
+		return dnsnap__diag(diag, DNSNAP_EINVAL, 0, "cannot build the key: %s",
+				    dnsnap_strerror(DNSNAP_EINVAL));
+	if (t.qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(diag, DNSNAP_ETOOBIG, HDR_LEN, "cannot build the key: %s",
+				    dnsnap_strerror(DNSNAP_ETOOBIG));
+	size_t key_len = dnsnap__key_put(msg + HDR_LEN, starts, nl, t.qtype, t.qclass,
+					 (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, key);
+	q->msg = t.msg;
+	q->len = t.len;
+	q->id = t.id;
+	q->flags = t.flags;
+	q->qname_off = t.qname_off;
+	q->qname_len = t.qname_len;
+	q->question_end = t.question_end;
+	q->qtype = t.qtype;
+	q->qclass = t.qclass;
+	q->edns = t.edns;
+	q->udp_size = t.udp_size;
+	q->do_bit = t.do_bit;
+	memcpy(q->key, key, key_len);
+	q->key_len = key_len;
 	return DNSNAP_OK;
 }
 
@@ -449,11 +474,6 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 	return DNSNAP_OK;
 }
 
-static inline int rec_is_same(const uint8_t *entry, const dnsnap_rr_t *rr)
-{
-	return (entry[rr->offset + 2] & DNSNAP_RF_SAME) != 0;
-}
-
 /*
  * Write one RRset of n members, starting at member rot and wrapping around.
  * Member 0 is @p first; members 1..n-1 are the SAME records that follow it,
@@ -591,41 +611,48 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 			ctab_add(&c.ct, HDR_LEN + j, q->qname_len - j);
 	c.w.pos += qlen;
 
-	dnsnap_iter_t it;
-	err = dnsnap_iter_init(&it, entry, entry_len, q->msg + HDR_LEN, q->qname_len);
-	if (err != DNSNAP_OK)
-		return err;
+	dnsnap_iter_t it; /* the header decoded above, not again */
+	dnsnap__iter_start(&it, entry, entry_len, &h, q->msg + HDR_LEN, q->qname_len);
 
 	unsigned count[3] = { 0, 0, 0 };
 	int tc = 0;
-	dnsnap_rr_t rr;
-	int rc = dnsnap_iter_next(&it, &rr);
+	/* Each RRset: its first record from the iterator, the SAME members
+	 * after it stepped over (put_rrset() reads them in place), and the next
+	 * RRset's first record read before this one is written, so that a
+	 * damaged entry fails before anything of it is served. */
+	dnsnap_rr_t rrs[2];
+	dnsnap_rr_t *first = &rrs[0], *next = &rrs[1];
+	int rc = dnsnap_iter_next(&it, first);
 	while (rc == 1) {
-		dnsnap_rr_t first = rr;
-		unsigned n = 1;
-		while ((rc = dnsnap_iter_next(&it, &rr)) == 1 && rec_is_same(entry, &rr))
-			n++;
+		int same = dnsnap__iter_same(&it);
+		if (same < 0)
+			return same;
+		unsigned n = 1 + (unsigned)same;
+		rc = dnsnap_iter_next(&it, next);
 		if (rc < 0)
 			return rc;
-		if (dnsnap_type_is_dnssec(first.type) && !q->do_bit &&
-		    (q->qtype != first.type || first.section != DNSNAP_SEC_ANSWER))
+		dnsnap_rr_t *cur = first;
+		first = next;
+		next = cur;
+		if (dnsnap_type_is_dnssec(cur->type) && !q->do_bit &&
+		    (q->qtype != cur->type || cur->section != DNSNAP_SEC_ANSWER))
 			continue;
 		unsigned rot = 0;
-		if ((first.type == TYPE_A || first.type == TYPE_AAAA) && n > 1)
+		if ((cur->type == TYPE_A || cur->type == TYPE_AAAA) && n > 1)
 			rot = o->rotate % n;
 		size_t mark = c.w.pos;
 		unsigned ct_mark = c.ct.n;
-		err = put_rrset(&c, entry, &first, n, rot);
+		err = put_rrset(&c, entry, cur, n, rot);
 		if (err != DNSNAP_OK)
 			return err;
 		if (c.w.full) {
 			c.w.pos = mark;
 			c.ct.n = ct_mark;
 			c.w.full = 0;
-			tc = first.section != DNSNAP_SEC_ADDITIONAL;
+			tc = cur->section != DNSNAP_SEC_ADDITIONAL;
 			break;
 		}
-		count[first.section] += n;
+		count[cur->section] += n;
 	}
 
 	if (q->edns) {
