@@ -405,12 +405,13 @@ typedef struct ctx {
  * PTR, MINFO, MX). NULL: written as stored. */
 static const char *compress_schema(uint16_t type)
 {
-	return type <= 15 ? dnsnap__schema(type) : NULL;
+	/* NS MD MF CNAME SOA MB MG MR PTR MINFO MX: bits 2-9, 12, 14, 15 */
+	return type <= 15 && (0xd3fcu >> type & 1) ? dnsnap__schema(type) : NULL;
 }
 
-static int put_rdata(ctx_t *c, uint16_t type, const uint8_t *rdata, size_t rdlen)
+/* @p s: compress_schema() of the record's type */
+static int put_rdata(ctx_t *c, const char *s, const uint8_t *rdata, size_t rdlen)
 {
-	const char *s = compress_schema(type);
 	if (s == NULL) {
 		wr_raw(&c->w, rdata, rdlen);
 		return DNSNAP_OK;
@@ -434,19 +435,9 @@ static int put_rdata(ctx_t *c, uint16_t type, const uint8_t *rdata, size_t rdlen
 	return i == rdlen ? DNSNAP_OK : DNSNAP_ERDATA;
 }
 
-/* One record: the owner, type, class and TTL of @p rr, and the given rdata
- * (its own, or that of a SAME member of its RRset). */
-static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t rdlen)
+/* The TTL @p rr goes out with (see the top of this file). */
+static inline uint32_t rr_ttl(const ctx_t *c, const dnsnap_rr_t *rr)
 {
-	wr_t *w = &c->w;
-	if (rr->owner_mode == DNSNAP_OWNER_QNAME) {
-		if (c->q->qname_len == 1)
-			wr_u8(w, 0);
-		else
-			wr_u16(w, (uint16_t)(0xc000 | c->q->qname_off));
-	} else {
-		put_name(w, &c->ct, rr->owner, rr->owner_len);
-	}
 	uint32_t ttl = rr->ttl;
 	if (c->stale) {
 		ttl = DNSNAP_STALE_TTL;
@@ -461,12 +452,55 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 		if (ttl > c->left)
 			ttl = c->left;
 	}
+	return ttl;
+}
+
+/* One record: the owner, type, class and TTL of @p rr, and the given rdata
+ * (its own, or that of a SAME member of its RRset). */
+static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t rdlen)
+{
+	wr_t *w = &c->w;
+	uint32_t ttl = rr_ttl(c, rr);
+	const char *schema = compress_schema(rr->type);
+	if (rr->owner_mode == DNSNAP_OWNER_QNAME && schema == NULL) {
+		/* The common record (an A, AAAA, TXT... of the query name): one
+		 * room check, then the fields stored in place. */
+		size_t own = c->q->qname_len == 1 ? 1 : 2;
+		if (!wr_room(w, own + 10 + rdlen))
+			return DNSNAP_OK;
+		uint8_t *d = w->p + w->pos;
+		if (own == 1)
+			d[0] = 0;
+		else
+			st16be(d, (uint16_t)(0xc000 | c->q->qname_off));
+		d += own;
+		st16be(d, rr->type);
+		st16be(d + 2, rr->rclass);
+		st32be(d + 4, ttl);
+		st16be(d + 8, (uint16_t)rdlen);
+		if (rdlen == 4)
+			memcpy(d + 10, rdata, 4);
+		else if (rdlen == 16)
+			memcpy(d + 10, rdata, 16);
+		else if (rdlen > 0)
+			memcpy(d + 10, rdata, rdlen);
+		w->pos += own + 10 + rdlen;
+		return DNSNAP_OK;
+	}
+	if (rr->owner_mode == DNSNAP_OWNER_QNAME) {
+		if (c->q->qname_len == 1)
+			wr_u8(w, 0);
+		else
+			wr_u16(w, (uint16_t)(0xc000 | c->q->qname_off));
+	} else {
+		put_name(w, &c->ct, rr->owner, rr->owner_len);
+	}
 	wr_u16(w, rr->type);
 	wr_u16(w, rr->rclass);
 	wr_u32(w, ttl);
 	size_t rdlen_at = w->pos;
 	wr_u16(w, 0);
-	int err = put_rdata(c, rr->type, rdata, rdlen);
+	int err = put_rdata(c, schema, rdata, rdlen);
 	if (err != DNSNAP_OK)
 		return err;
 	if (!w->full) /* < 65535: the limit bounds it */
