@@ -318,6 +318,10 @@ typedef struct ctab {
 	uint16_t off[CTAB_MAX];  /* label starts in the output, ascending */
 	uint8_t len[CTAB_MAX];   /* uncompressed length of the name from there */
 	unsigned n;
+	/* The question's labels come first; they are added by the first
+	 * put_name() (most answers compress nothing): */
+	const uint8_t *qname;    /* at offset 12 of the output, NULL once added */
+	size_t qname_len;
 } ctab_t;
 
 static inline void ctab_add(ctab_t *ct, size_t off, size_t len)
@@ -358,6 +362,12 @@ static void put_name(wr_t *w, ctab_t *ct, const uint8_t *name, size_t len)
 {
 	size_t i = 0, ptr = 0;
 	int found = 0;
+	if (ct->qname != NULL) {
+		if (ct->qname_len > 1)
+			for (size_t j = 0; ct->qname[j] != 0; j += 1 + (size_t)ct->qname[j])
+				ctab_add(ct, HDR_LEN + j, ct->qname_len - j);
+		ct->qname = NULL;
+	}
 	while (name[i] != 0 && !found) {
 		uint8_t rest = (uint8_t)(len - i);
 		for (unsigned k = 0; k < ct->n; k++) {
@@ -455,6 +465,27 @@ static inline uint32_t rr_ttl(const ctx_t *c, const dnsnap_rr_t *rr)
 	return ttl;
 }
 
+/* A record whose owner, type, class and TTL are @p fixed (@p flen bytes),
+ * then RDLENGTH and the rdata copied verbatim. 0 when it does not fit. */
+static inline int plain_rr(wr_t *w, const uint8_t *fixed, size_t flen, const uint8_t *rdata,
+			   size_t rdlen)
+{
+	if (!wr_room(w, flen + 2 + rdlen))
+		return 0;
+	uint8_t *d = w->p + w->pos;
+	memcpy(d, fixed, 10);    /* flen is 9 or 10: the 10th byte is rewritten below */
+	d += flen;
+	st16be(d, (uint16_t)rdlen);
+	if (rdlen == 4)
+		memcpy(d + 2, rdata, 4);
+	else if (rdlen == 16)
+		memcpy(d + 2, rdata, 16);
+	else if (rdlen > 0)
+		memcpy(d + 2, rdata, rdlen);
+	w->pos += flen + 2 + rdlen;
+	return 1;
+}
+
 /* One record: the owner, type, class and TTL of @p rr, and the given rdata
  * (its own, or that of a SAME member of its RRset). */
 static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t rdlen)
@@ -462,31 +493,6 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 	wr_t *w = &c->w;
 	uint32_t ttl = rr_ttl(c, rr);
 	const char *schema = compress_schema(rr->type);
-	if (rr->owner_mode == DNSNAP_OWNER_QNAME && schema == NULL) {
-		/* The common record (an A, AAAA, TXT... of the query name): one
-		 * room check, then the fields stored in place. */
-		size_t own = c->q->qname_len == 1 ? 1 : 2;
-		if (!wr_room(w, own + 10 + rdlen))
-			return DNSNAP_OK;
-		uint8_t *d = w->p + w->pos;
-		if (own == 1)
-			d[0] = 0;
-		else
-			st16be(d, (uint16_t)(0xc000 | c->q->qname_off));
-		d += own;
-		st16be(d, rr->type);
-		st16be(d + 2, rr->rclass);
-		st32be(d + 4, ttl);
-		st16be(d + 8, (uint16_t)rdlen);
-		if (rdlen == 4)
-			memcpy(d + 10, rdata, 4);
-		else if (rdlen == 16)
-			memcpy(d + 10, rdata, 16);
-		else if (rdlen > 0)
-			memcpy(d + 10, rdata, rdlen);
-		w->pos += own + 10 + rdlen;
-		return DNSNAP_OK;
-	}
 	if (rr->owner_mode == DNSNAP_OWNER_QNAME) {
 		if (c->q->qname_len == 1)
 			wr_u8(w, 0);
@@ -521,6 +527,38 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 	size_t off1 = first->offset + 2 + ld16le(entry + first->offset);
 	size_t off = off1;
 	int err;
+
+	if (first->owner_mode == DNSNAP_OWNER_QNAME && compress_schema(first->type) == NULL) {
+		/* The common RRset (A, AAAA, TXT... of the query name): owner,
+		 * type, class and TTL are the same for every member, so built once;
+		 * each member is one room check and a copy. */
+		uint8_t fixed[12] = { 0 };
+		size_t own = c->q->qname_len == 1 ? 1 : 2;
+		if (own == 1)
+			fixed[0] = 0;
+		else
+			st16be(fixed, (uint16_t)(0xc000 | c->q->qname_off));
+		st16be(fixed + own, first->type);
+		st16be(fixed + own + 2, first->rclass);
+		st32be(fixed + own + 4, rr_ttl(c, first));
+		for (unsigned k = 1; k < rot; k++) /* to member rot (members 1.. from off1) */
+			off += 2 + ld16le(entry + off);
+		for (unsigned j = 0; j < n; j++) {
+			unsigned m = rot + j < n ? rot + j : rot + j - n;
+			const uint8_t *rdata = first->rdata;
+			size_t rdlen = first->rdlen;
+			if (m == 0) {
+				off = off1;
+			} else {
+				rdlen = ld16le(entry + off) - 1u;
+				rdata = entry + off + 3;
+				off += 2 + ld16le(entry + off);
+			}
+			if (!plain_rr(&c->w, fixed, own + 8, rdata, rdlen))
+				return DNSNAP_OK;
+		}
+		return DNSNAP_OK;
+	}
 
 	if (rot == 0 && (err = put_rr(c, first, first->rdata, first->rdlen)) != DNSNAP_OK)
 		return err;
@@ -640,9 +678,8 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	/* header (counts and flags filled at the end), then the question */
 	c.w.pos = HDR_LEN;
 	memcpy(out + HDR_LEN, q->msg + HDR_LEN, qlen);
-	if (q->qname_len > 1)
-		for (size_t j = 0; q->msg[HDR_LEN + j] != 0; j += 1 + (size_t)q->msg[HDR_LEN + j])
-			ctab_add(&c.ct, HDR_LEN + j, q->qname_len - j);
+	c.ct.qname = q->msg + HDR_LEN;
+	c.ct.qname_len = q->qname_len;
 	c.w.pos += qlen;
 
 	dnsnap_iter_t it; /* the header decoded above, not again */
@@ -681,7 +718,7 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 			return err;
 		if (c.w.full) {
 			c.w.pos = mark;
-			c.ct.n = ct_mark;
+			c.ct.n = ct_mark; /* maybe the question's labels too: nothing follows */
 			c.w.full = 0;
 			tc = cur->section != DNSNAP_SEC_ADDITIONAL;
 			break;
