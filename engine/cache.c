@@ -1,7 +1,7 @@
 /*
  * cache.c: the in-memory answer cache.
  *
- * Layout. One heap allocation per entry (struct centry): a 12-byte header
+ * Layout. One heap allocation per entry (struct centry): a 9-byte header
  * with the live hit counter and the CLOCK bit, then the key, then the entry
  * exactly as spec/FORMAT.md lays it out (the same bytes a snapshot stores).
  * The entry bytes are immutable once inserted; the counters live outside
@@ -39,6 +39,7 @@
  * new lookups wait only for the lookups already in the old tier.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -61,14 +62,25 @@
 #define MIN_SLOTS 64
 #define EXPIRED_LOOKAHEAD 16
 
+/*
+ * An entry in memory, 9 bytes before the key (CE_HDR; sizeof is 12, with the
+ * tail padding the flexible array does not need):
+ *   0  hits       u32, atomic: the live hit counter
+ *   4  key_len    9 bits (<= DNSNAP_KEY_MAX) | entry_len 23 bits (<= DNSNAP_ENTRY_MAX)
+ *   8  visited    u8, atomic: the CLOCK bit
+ *   9  data       key, then entry
+ * Every byte here is a byte of every entry: packed from 12 to 9 (issue 13).
+ */
 struct centry {
 	_Atomic uint32_t hits;
+	uint32_t key_len : 9;
+	uint32_t entry_len : 23;
 	_Atomic uint8_t visited;
-	uint8_t unused;
-	uint16_t key_len;
-	uint32_t entry_len;
 	uint8_t data[];          /* key, then entry */
 };
+#define CE_HDR offsetof(struct centry, data)
+_Static_assert(DNSNAP_KEY_MAX < (1 << 9) && DNSNAP_ENTRY_MAX < (1 << 23),
+	       "centry's length fields hold every key and entry");
 
 struct shard {
 	pthread_rwlock_t lock;
@@ -448,15 +460,14 @@ static int insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 	if (c == NULL || key == NULL || entry == NULL || key_len == 0 ||
 	    key_len > DNSNAP_KEY_MAX || entry_len > DNSNAP_ENTRY_MAX)
 		return DNSNAP_EINVAL;
-	struct centry *e = dnsnap_malloc(sizeof *e + key_len + entry_len);
+	struct centry *e = dnsnap_malloc(CE_HDR + key_len + entry_len);
 	if (e == NULL)
 		return DNSNAP_ENOMEM;
 	/* the entry's Hits (a snapshot's or stream's count) seeds the live one */
 	atomic_init(&e->hits, entry_len >= 12 ? ld32le(entry + 8) : 0);
 	atomic_init(&e->visited, 0);
-	e->unused = 0;
-	e->key_len = (uint16_t)key_len;
-	e->entry_len = (uint32_t)entry_len;
+	e->key_len = (uint32_t)key_len & 0x1ff;
+	e->entry_len = (uint32_t)entry_len & 0x7fffff;
 	memcpy(e->data, key, key_len);
 	memcpy(e->data + key_len, entry, entry_len);
 	uint32_t inception = ld32le(entry);
