@@ -584,6 +584,135 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 
 /* ---------------------------------------------------------------- answer */
 
+/* Write the RRset @p first of @p n members (unless DNSSEC rules leave it
+ * out), counting it in @p count; a cut rolls it back whole and sets *tc as
+ * the top of this file says. @return 0 go on, 1 stop (cut), or an error */
+static int emit_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_answer_opts_t *o,
+		      const dnsnap_rr_t *first, unsigned n, unsigned count[3], int *tc)
+{
+	const dnsnap_query_t *q = c->q;
+	if (dnsnap_type_is_dnssec(first->type) && !q->do_bit &&
+	    (q->qtype != first->type || first->section != DNSNAP_SEC_ANSWER))
+		return 0;
+	unsigned rot = 0;
+	if ((first->type == TYPE_A || first->type == TYPE_AAAA) && n > 1)
+		rot = o->rotate % n;
+	size_t mark = c->w.pos;
+	unsigned ct_mark = c->ct.n;
+	int err = put_rrset(c, entry, first, n, rot);
+	if (err != DNSNAP_OK)
+		return err;
+	if (c->w.full) {
+		c->w.pos = mark;
+		c->ct.n = ct_mark; /* maybe the question's labels too: nothing follows */
+		c->w.full = 0;
+		*tc = first->section != DNSNAP_SEC_ADDITIONAL;
+		return 1;
+	}
+	count[first->section] += n;
+	return 0;
+}
+
+/* The records of any entry, through the format's iterator. */
+static int any_records(ctx_t *c, const uint8_t *entry, size_t entry_len, const dnsnap_hdr_t *h,
+		       const dnsnap_answer_opts_t *o, unsigned count[3], int *tc)
+{
+	dnsnap_iter_t it; /* from the header already decoded, not again */
+	dnsnap__iter_start(&it, entry, entry_len, h, c->q->msg + HDR_LEN, c->q->qname_len);
+	/* Each RRset: its first record from the iterator, the SAME members
+	 * after it stepped over (put_rrset() reads them in place), and the next
+	 * RRset's first record read before this one is written, so that a
+	 * damaged entry fails before anything of it is served. */
+	dnsnap_rr_t rrs[2];
+	dnsnap_rr_t *first = &rrs[0], *next = &rrs[1];
+	int rc = dnsnap_iter_next(&it, first);
+	while (rc == 1) {
+		int same = dnsnap__iter_same(&it);
+		if (same < 0)
+			return same;
+		rc = dnsnap_iter_next(&it, next);
+		if (rc < 0)
+			return rc;
+		dnsnap_rr_t *cur = first;
+		first = next;
+		next = cur;
+		int r = emit_rrset(c, entry, o, cur, 1 + (unsigned)same, count, tc);
+		if (r != 0)
+			return r < 0 ? r : DNSNAP_OK;
+	}
+	return DNSNAP_OK;
+}
+
+#define NOT_PLAIN 1
+
+/*
+ * The records of the usual entry, without the iterator: every owner is the
+ * query name (mode QNAME, or SAME) and no rdata has names to compress (an
+ * A, AAAA or TXT answer). A first walk checks every record as
+ * dnsnap_iter_next() would and gives up (NOT_PLAIN, nothing written) at
+ * anything else or anything wrong, for any_records() to write or report;
+ * so this writes exactly what any_records() would, and fails never.
+ */
+static int plain_records(ctx_t *c, const uint8_t *entry, const dnsnap_hdr_t *h,
+			 const dnsnap_answer_opts_t *o, unsigned count[3], int *tc)
+{
+	const uint8_t *rec = h->records;
+	size_t len = h->records_len;
+	unsigned prev_sec = 0;
+	for (size_t pos = 0, n = 0; pos < len; pos += 2 + (size_t)ld16le(rec + pos), n++) {
+		if (len - pos < 3)
+			return NOT_PLAIN;
+		size_t rlen = ld16le(rec + pos);
+		uint8_t flags = rec[pos + 2];
+		unsigned sec = pos < h->auth_off ? DNSNAP_SEC_ANSWER
+			       : pos < h->addl_off ? DNSNAP_SEC_AUTHORITY : DNSNAP_SEC_ADDITIONAL;
+		if (rlen == 0 || len - pos - 2 < rlen)
+			return NOT_PLAIN;
+		if (flags == DNSNAP_RF_SAME) {
+			if (n == 0 || sec != prev_sec)
+				return NOT_PLAIN;
+			continue;
+		}
+		if ((flags & ~DNSNAP_RF_CLASS) != 0) /* an owner stored, or a bit wrong */
+			return NOT_PLAIN;
+		size_t fixed = flags & DNSNAP_RF_CLASS ? 9 : 7; /* Rec_Flags Type [Class] TTL */
+		if (rlen < fixed || compress_schema(ld16le(rec + pos + 3)) != NULL ||
+		    ((flags & DNSNAP_RF_CLASS) && ld16le(rec + pos + 5) == CLASS_IN) ||
+		    ld32le(rec + pos + fixed - 2) > DNSNAP_TTL_MAX)
+			return NOT_PLAIN;
+		prev_sec = sec;
+	}
+	dnsnap_rr_t first;
+	first.owner = c->q->msg + HDR_LEN;
+	first.owner_len = c->q->qname_len;
+	first.owner_mode = DNSNAP_OWNER_QNAME;
+	for (size_t pos = 0, i = 0; pos < len; i++) {
+		size_t rlen = ld16le(rec + pos);
+		uint8_t flags = rec[pos + 2];
+		size_t fixed = flags & DNSNAP_RF_CLASS ? 9 : 7;
+		first.type = ld16le(rec + pos + 3);
+		first.rclass = flags & DNSNAP_RF_CLASS ? ld16le(rec + pos + 5) : CLASS_IN;
+		first.ttl = ld32le(rec + pos + fixed - 2);
+		first.rdata = rec + pos + 2 + fixed;
+		first.rdlen = rlen - fixed;
+		first.section = pos < h->auth_off ? DNSNAP_SEC_ANSWER
+				: pos < h->addl_off ? DNSNAP_SEC_AUTHORITY : DNSNAP_SEC_ADDITIONAL;
+		first.index = (unsigned)i;
+		first.offset = (size_t)(rec - entry) + pos;
+		unsigned n = 1;
+		pos += 2 + rlen;
+		while (pos < len && rec[pos + 2] == DNSNAP_RF_SAME) {
+			pos += 2 + (size_t)ld16le(rec + pos);
+			n++;
+		}
+		i += n - 1;
+		int r = emit_rrset(c, entry, o, &first, n, count, tc);
+		if (r != 0)
+			return r < 0 ? r : DNSNAP_OK;
+	}
+	return DNSNAP_OK;
+}
+
 /* Walk the extension area's EDE TLVs once; with @p out, write each option
  * that fits within @p budget bytes of OPT rdata. Returns the rdata length
  * of the options taken (the prefix that fits), or a negative error; with
@@ -682,49 +811,13 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	c.ct.qname_len = q->qname_len;
 	c.w.pos += qlen;
 
-	dnsnap_iter_t it; /* the header decoded above, not again */
-	dnsnap__iter_start(&it, entry, entry_len, &h, q->msg + HDR_LEN, q->qname_len);
-
 	unsigned count[3] = { 0, 0, 0 };
 	int tc = 0;
-	/* Each RRset: its first record from the iterator, the SAME members
-	 * after it stepped over (put_rrset() reads them in place), and the next
-	 * RRset's first record read before this one is written, so that a
-	 * damaged entry fails before anything of it is served. */
-	dnsnap_rr_t rrs[2];
-	dnsnap_rr_t *first = &rrs[0], *next = &rrs[1];
-	int rc = dnsnap_iter_next(&it, first);
-	while (rc == 1) {
-		int same = dnsnap__iter_same(&it);
-		if (same < 0)
-			return same;
-		unsigned n = 1 + (unsigned)same;
-		rc = dnsnap_iter_next(&it, next);
-		if (rc < 0)
-			return rc;
-		dnsnap_rr_t *cur = first;
-		first = next;
-		next = cur;
-		if (dnsnap_type_is_dnssec(cur->type) && !q->do_bit &&
-		    (q->qtype != cur->type || cur->section != DNSNAP_SEC_ANSWER))
-			continue;
-		unsigned rot = 0;
-		if ((cur->type == TYPE_A || cur->type == TYPE_AAAA) && n > 1)
-			rot = o->rotate % n;
-		size_t mark = c.w.pos;
-		unsigned ct_mark = c.ct.n;
-		err = put_rrset(&c, entry, cur, n, rot);
-		if (err != DNSNAP_OK)
-			return err;
-		if (c.w.full) {
-			c.w.pos = mark;
-			c.ct.n = ct_mark; /* maybe the question's labels too: nothing follows */
-			c.w.full = 0;
-			tc = cur->section != DNSNAP_SEC_ADDITIONAL;
-			break;
-		}
-		count[cur->section] += n;
-	}
+	err = plain_records(&c, entry, &h, o, count, &tc);
+	if (err == NOT_PLAIN)
+		err = any_records(&c, entry, entry_len, &h, o, count, &tc);
+	if (err != DNSNAP_OK)
+		return err;
 
 	if (q->edns) {
 		c.w.end = limit; /* the room kept back */
