@@ -391,11 +391,17 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 	uint16_t qtype = rd_u16be(&r), qclass = rd_u16be(&r);
 	if (r.err != DNSNAP_OK)
 		return dnsnap__diag(diag, r.err, r.err_off, "question cut at 0x%zx", r.err_off);
-	err = dnsnap_key_encode(e.qname, e.qname_len, qtype, qclass,
-				(hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len,
-				out->key, sizeof out->key, &out->key_len);
-	if (err != DNSNAP_OK)
-		return dnsnap__diag(diag, err, qoff, "cache key: %s", dnsnap_strerror(err));
+	/* The key (dnsnap_key_encode()'s, without its checks of a name that
+	 * dnsnap_name_unpack() just checked; the tag was checked on entry). */
+	if (e.qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(diag, DNSNAP_ETOOBIG, qoff, "cache key: %s",
+				    dnsnap_strerror(DNSNAP_ETOOBIG));
+	uint8_t starts[128]; /* at most 127 labels in 255 bytes */
+	size_t nl = 0;
+	for (size_t i = 0; e.qname[i] != 0; i += 1 + (size_t)e.qname[i])
+		starts[nl++] = (uint8_t)i;
+	out->key_len = dnsnap__key_put(e.qname, starts, nl, qtype, qclass,
+				       (hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len, out->key);
 
 	const uint16_t counts[3] = { an, ns, ar };
 	uint16_t sec_off[3] = { 0, 0, 0 };
