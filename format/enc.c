@@ -32,18 +32,6 @@ static inline void wr_u8(wr_t *w, uint8_t v)
 	if (d)
 		*d = v;
 }
-static inline void wr_u16le(wr_t *w, uint16_t v)
-{
-	uint8_t *d = wr_take(w, 2);
-	if (d)
-		st16le(d, v);
-}
-static inline void wr_u32le(wr_t *w, uint32_t v)
-{
-	uint8_t *d = wr_take(w, 4);
-	if (d)
-		st32le(d, v);
-}
 static inline void wr_bytes(wr_t *w, const uint8_t *s, size_t n)
 {
 	uint8_t *d = wr_take(w, n);
