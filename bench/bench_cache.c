@@ -5,7 +5,7 @@
  * or one JSON object with --json.
  *
  *   bench_cache [--entries N] [--lookups M] [--rounds R] [--seed S] [--json]
- *               [--only before|dnsnap] [--hash-only]
+ *               [--only before|dnsnap] [--hash-only] [--threads T]
  *
  * The mix (mix.c): 56% A, 25% AAAA, 19% TXT of 64-224 random bytes, 1-4
  * records per entry, TTLs 60-86400, realistic names, every entry its own key.
@@ -53,11 +53,19 @@
  *   finalizer, until 2026-11-30). The sum of the hashes is printed so that
  *   no loop is optimised away. --hash-only runs just this, for
  *   `valgrind --tool=callgrind` (each function is a non-inlined wrapper).
+ * - lookups per second with 1 and with T threads (--threads T, dnsnap's side
+ *   only: "before" is single-threaded): after the timed lookups, each of t
+ *   threads answers all M queries (thread k starting at query k*M/t, into its
+ *   own buffer), untimed one by one; the figure is t*M / the wall time from
+ *   the start signal to the last thread's end. On an idle machine with T free
+ *   cores, T times the 1-thread figure is perfect scaling; less is the price
+ *   of cache lines that every lookup writes (the shard's read lock, counters).
  * Sanity: every lookup must hit, and both sides must produce the same total
  * number of answer bytes.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <jemalloc/jemalloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +160,10 @@ typedef struct result {
 	double lookup_ns_median, lookup_ns_p99, lookup_ns_mean, timer_ns;
 	double faults_per_entry; /* minor page faults during the inserts, / N */
 	uint64_t answer_bytes;
+	double lookups_per_s_1t, lookups_per_s_nt; /* --threads: 1 thread, T threads */
 } result_t;
+
+static int nthreads = 1; /* --threads */
 
 typedef struct side {
 	const char *name;
@@ -236,6 +247,49 @@ static const side_t sides[2] = {
 	{"dnsnap", d_create, d_insert, d_answer, d_count, d_destroy},
 };
 
+/* --threads: t threads answer every query of the list, each from its own offset. */
+typedef struct lk_thread {
+	const side_t *s;
+	void *c;
+	const arena_t *queries;
+	size_t first;
+	int bad;
+	pthread_t tid;
+} lk_thread_t;
+
+static void *lk_run(void *arg)
+{
+	lk_thread_t *t = arg;
+	static _Thread_local uint8_t buf[65536];
+	size_t m = t->queries->n;
+	for (size_t k = 0; k < m; k++) {
+		size_t j = (t->first + k) % m, olen;
+		if (t->s->answer(t->c, t->queries->bytes + t->queries->off[j],
+				 t->queries->off[j + 1] - t->queries->off[j], buf, sizeof buf, &olen) != 0)
+			t->bad++;
+	}
+	return NULL;
+}
+
+/* Lookups per second with t threads, or -1 when a thread fails. */
+static double lookups_per_s(const side_t *s, void *c, const arena_t *queries, int t)
+{
+	lk_thread_t th[64];
+	uint64_t t0 = now_ns();
+	for (int k = 0; k < t; k++) {
+		th[k] = (lk_thread_t){ s, c, queries, queries->n / (size_t)t * (size_t)k, 0, 0 };
+		if (pthread_create(&th[k].tid, NULL, lk_run, &th[k]) != 0)
+			return -1;
+	}
+	int bad = 0;
+	for (int k = 0; k < t; k++) {
+		pthread_join(th[k].tid, NULL);
+		bad += th[k].bad;
+	}
+	double secs = (double)(now_ns() - t0) / 1e9;
+	return bad ? -1 : (double)t * (double)queries->n / secs;
+}
+
 /* One side, in a child process: fill, then look up. */
 static void run_side(const side_t *s, const arena_t *msgs, const arena_t *queries, result_t *r)
 {
@@ -308,6 +362,14 @@ static void run_side(const side_t *s, const arena_t *msgs, const arena_t *querie
 	qsort(lat, m, sizeof *lat, cmp_u32);
 	r->lookup_ns_median = lat[m / 2];
 	r->lookup_ns_p99 = lat[(size_t)((double)m * 0.99)];
+	if (nthreads > 1 && s == &sides[1]) {
+		r->lookups_per_s_1t = lookups_per_s(s, c, queries, 1);
+		r->lookups_per_s_nt = lookups_per_s(s, c, queries, nthreads);
+		if (r->lookups_per_s_1t < 0 || r->lookups_per_s_nt < 0) {
+			snprintf(r->err, sizeof r->err, "%s: a threaded lookup failed", s->name);
+			return;
+		}
+	}
 	r->ok = 1;
 	/* the child exits without freeing: the process ends here */
 }
@@ -370,6 +432,8 @@ static void summarize(const result_t *rs, int n, result_t *out)
 	out->lookup_ns_mean = median_of(rs, n, offsetof(result_t, lookup_ns_mean));
 	out->timer_ns = median_of(rs, n, offsetof(result_t, timer_ns));
 	out->faults_per_entry = median_of(rs, n, offsetof(result_t, faults_per_entry));
+	out->lookups_per_s_1t = median_of(rs, n, offsetof(result_t, lookups_per_s_1t));
+	out->lookups_per_s_nt = median_of(rs, n, offsetof(result_t, lookups_per_s_nt));
 }
 
 static void json_side(const result_t *r)
@@ -381,6 +445,9 @@ static void json_side(const result_t *r)
 	       r->entries, r->bytes_per_entry, r->allocs_per_entry, r->inserts_per_s,
 	       r->lookup_ns_median, r->lookup_ns_p99, r->lookup_ns_mean, r->timer_ns,
 	       r->faults_per_entry, r->answer_bytes);
+	if (nthreads > 1 && r->lookups_per_s_1t > 0)
+		printf(",\"threads\":%d,\"lookups_per_s_1t\":%.0f,\"lookups_per_s_nt\":%.0f",
+		       nthreads, r->lookups_per_s_1t, r->lookups_per_s_nt);
 }
 
 static double pct(double before, double after)
@@ -492,7 +559,7 @@ static void hash_bench(const arena_t *keys, hash_result_t *r)
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_cache [--entries N] [--lookups M] [--rounds R] [--seed S] "
-			"[--json] [--only before|dnsnap] [--hash-only]\n");
+			"[--json] [--only before|dnsnap] [--hash-only] [--threads T]\n");
 	exit(2);
 }
 
@@ -513,6 +580,8 @@ int main(int argc, char **argv)
 			rounds = atoi(v), i++;
 		else if (strcmp(a, "--seed") == 0 && v)
 			seed = strtoull(v, NULL, 0), i++;
+		else if (strcmp(a, "--threads") == 0 && v)
+			nthreads = atoi(v), i++;
 		else if (strcmp(a, "--hash-only") == 0)
 			hash_only = 1;
 		else if (strcmp(a, "--only") == 0 && v)
@@ -520,7 +589,7 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (n == 0 || rounds < 1 || rounds > 64)
+	if (n == 0 || rounds < 1 || rounds > 64 || nthreads < 1 || nthreads > 64)
 		usage();
 	if (m == 0)
 		m = n < 1000000 ? n : 1000000;
@@ -586,6 +655,11 @@ int main(int argc, char **argv)
 					r + 1, sides[s].name, x->bytes_per_entry, x->allocs_per_entry,
 					x->inserts_per_s, x->lookup_ns_median, x->lookup_ns_p99,
 					x->lookup_ns_mean, x->timer_ns, x->faults_per_entry);
+			if (!json && x->lookups_per_s_1t > 0)
+				fprintf(stderr, "round %d %s: lookups/s 1 thread %.0f, %d threads %.0f "
+						"(x%.2f)\n", r + 1, sides[s].name, x->lookups_per_s_1t,
+					nthreads, x->lookups_per_s_nt,
+					x->lookups_per_s_nt / x->lookups_per_s_1t);
 		}
 	}
 	result_t sum[2] = {{0}};
@@ -625,6 +699,10 @@ int main(int argc, char **argv)
 		       "median %.0f ns, p99 %.0f ns, mean %.0f ns\n",
 		       sides[only].name, x->bytes_per_entry, x->allocs_per_entry, x->inserts_per_s,
 		       x->lookup_ns_median, x->lookup_ns_p99, x->lookup_ns_mean);
+		if (x->lookups_per_s_1t > 0)
+			printf("lookups per second: 1 thread %.0f, %d threads %.0f (x%.2f)\n",
+			       x->lookups_per_s_1t, nthreads, x->lookups_per_s_nt,
+			       x->lookups_per_s_nt / x->lookups_per_s_1t);
 		printf("index hash, ns per key (%.1f-byte keys): seeded XXH3 %.2f (now), unseeded "
 		       "XXH3 %.2f, former unseeded hash %.2f\n",
 		       hr.key_bytes, hr.ns[0], hr.ns[1], hr.ns[2]);

@@ -23,7 +23,9 @@
  *   version byte: RFC 6891 6.1.3 wants BADVERS, a transaction-level answer
  *   that the resolver, not the cache, must give.
  * - The key is dnsnap_key_encode() of the name as sent (it lower-cases),
- *   DNSNAP_KF_CD when the query's CD bit is set, and the caller's tag;
+ *   DNSNAP_KF_CD when the query's CD bit is set, and the caller's tag,
+ *   built from the label offsets of the one walk of the name (the same
+ *   bytes, without dnsnap_key_encode()'s second walk);
  *   ETOOBIG (tag too long for the name) is reported at 12; a tag over 255
  *   bytes or a NULL argument is EINVAL at 0.
  *
@@ -132,7 +134,12 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	if (len < HDR_LEN)
 		return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "query shorter than a header");
 
+	/* Everything but the key is built here and copied out on success; the
+	 * key is built in key[] and only its key_len bytes are copied. */
 	dnsnap_query_t t;
+	uint8_t key[DNSNAP_KEY_MAX];
+	uint8_t starts[128]; /* label offsets from 12: at most 127 labels in 255 bytes */
+	size_t nl = 0;
 	t.msg = msg;
 	t.len = len;
 	t.id = ld16be(msg);
@@ -170,6 +177,7 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 			return dnsnap__diag(diag, DNSNAP_ENAME, p, "name over 255 bytes at 0x%zx", p);
 		if (len - p < 1 + (size_t)l)
 			return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
+		starts[nl++] = (uint8_t)(p - HDR_LEN);
 		p += 1 + (size_t)l;
 	}
 	p++;
@@ -231,13 +239,30 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 		t.do_bit = (eflags & EDNS_DO) != 0;
 	}
 
-	int err = dnsnap_key_encode(msg + HDR_LEN, t.qname_len, t.qtype, t.qclass,
-				    (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, t.key,
-				    sizeof t.key, &t.key_len);
-	if (err != DNSNAP_OK)
-		return dnsnap__diag(diag, err, err == DNSNAP_ETOOBIG ? HDR_LEN : 0,
-				    "cannot build the key: %s", dnsnap_strerror(err));
-	*q = t;
+	/* The key, from the labels checked above (dnsnap_key_encode()'s checks,
+	 * without its second walk of the name). */
+	if (tag_len > DNSNAP_TAG_MAX)
+		return dnsnap__diag(diag, DNSNAP_EINVAL, 0, "cannot build the key: %s",
+				    dnsnap_strerror(DNSNAP_EINVAL));
+	if (t.qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(diag, DNSNAP_ETOOBIG, HDR_LEN, "cannot build the key: %s",
+				    dnsnap_strerror(DNSNAP_ETOOBIG));
+	size_t key_len = dnsnap__key_put(msg + HDR_LEN, starts, nl, t.qtype, t.qclass,
+					 (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, key);
+	q->msg = t.msg;
+	q->len = t.len;
+	q->id = t.id;
+	q->flags = t.flags;
+	q->qname_off = t.qname_off;
+	q->qname_len = t.qname_len;
+	q->question_end = t.question_end;
+	q->qtype = t.qtype;
+	q->qclass = t.qclass;
+	q->edns = t.edns;
+	q->udp_size = t.udp_size;
+	q->do_bit = t.do_bit;
+	memcpy(q->key, key, key_len);
+	q->key_len = key_len;
 	return DNSNAP_OK;
 }
 
@@ -293,6 +318,10 @@ typedef struct ctab {
 	uint16_t off[CTAB_MAX];  /* label starts in the output, ascending */
 	uint8_t len[CTAB_MAX];   /* uncompressed length of the name from there */
 	unsigned n;
+	/* The question's labels come first; they are added by the first
+	 * put_name() (most answers compress nothing): */
+	const uint8_t *qname;    /* at offset 12 of the output, NULL once added */
+	size_t qname_len;
 } ctab_t;
 
 static inline void ctab_add(ctab_t *ct, size_t off, size_t len)
@@ -333,6 +362,12 @@ static void put_name(wr_t *w, ctab_t *ct, const uint8_t *name, size_t len)
 {
 	size_t i = 0, ptr = 0;
 	int found = 0;
+	if (ct->qname != NULL) {
+		if (ct->qname_len > 1)
+			for (size_t j = 0; ct->qname[j] != 0; j += 1 + (size_t)ct->qname[j])
+				ctab_add(ct, HDR_LEN + j, ct->qname_len - j);
+		ct->qname = NULL;
+	}
 	while (name[i] != 0 && !found) {
 		uint8_t rest = (uint8_t)(len - i);
 		for (unsigned k = 0; k < ct->n; k++) {
@@ -380,12 +415,13 @@ typedef struct ctx {
  * PTR, MINFO, MX). NULL: written as stored. */
 static const char *compress_schema(uint16_t type)
 {
-	return type <= 15 ? dnsnap__schema(type) : NULL;
+	/* NS MD MF CNAME SOA MB MG MR PTR MINFO MX: bits 2-9, 12, 14, 15 */
+	return type <= 15 && (0xd3fcu >> type & 1) ? dnsnap__schema(type) : NULL;
 }
 
-static int put_rdata(ctx_t *c, uint16_t type, const uint8_t *rdata, size_t rdlen)
+/* @p s: compress_schema() of the record's type */
+static int put_rdata(ctx_t *c, const char *s, const uint8_t *rdata, size_t rdlen)
 {
-	const char *s = compress_schema(type);
 	if (s == NULL) {
 		wr_raw(&c->w, rdata, rdlen);
 		return DNSNAP_OK;
@@ -409,19 +445,9 @@ static int put_rdata(ctx_t *c, uint16_t type, const uint8_t *rdata, size_t rdlen
 	return i == rdlen ? DNSNAP_OK : DNSNAP_ERDATA;
 }
 
-/* One record: the owner, type, class and TTL of @p rr, and the given rdata
- * (its own, or that of a SAME member of its RRset). */
-static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t rdlen)
+/* The TTL @p rr goes out with (see the top of this file). */
+static inline uint32_t rr_ttl(const ctx_t *c, const dnsnap_rr_t *rr)
 {
-	wr_t *w = &c->w;
-	if (rr->owner_mode == DNSNAP_OWNER_QNAME) {
-		if (c->q->qname_len == 1)
-			wr_u8(w, 0);
-		else
-			wr_u16(w, (uint16_t)(0xc000 | c->q->qname_off));
-	} else {
-		put_name(w, &c->ct, rr->owner, rr->owner_len);
-	}
 	uint32_t ttl = rr->ttl;
 	if (c->stale) {
 		ttl = DNSNAP_STALE_TTL;
@@ -436,22 +462,56 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 		if (ttl > c->left)
 			ttl = c->left;
 	}
+	return ttl;
+}
+
+/* A record whose owner, type, class and TTL are @p fixed (@p flen bytes),
+ * then RDLENGTH and the rdata copied verbatim. 0 when it does not fit. */
+static inline int plain_rr(wr_t *w, const uint8_t *fixed, size_t flen, const uint8_t *rdata,
+			   size_t rdlen)
+{
+	if (!wr_room(w, flen + 2 + rdlen))
+		return 0;
+	uint8_t *d = w->p + w->pos;
+	memcpy(d, fixed, 10);    /* flen is 9 or 10: the 10th byte is rewritten below */
+	d += flen;
+	st16be(d, (uint16_t)rdlen);
+	if (rdlen == 4)
+		memcpy(d + 2, rdata, 4);
+	else if (rdlen == 16)
+		memcpy(d + 2, rdata, 16);
+	else if (rdlen > 0)
+		memcpy(d + 2, rdata, rdlen);
+	w->pos += flen + 2 + rdlen;
+	return 1;
+}
+
+/* One record: the owner, type, class and TTL of @p rr, and the given rdata
+ * (its own, or that of a SAME member of its RRset). */
+static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t rdlen)
+{
+	wr_t *w = &c->w;
+	uint32_t ttl = rr_ttl(c, rr);
+	const char *schema = compress_schema(rr->type);
+	if (rr->owner_mode == DNSNAP_OWNER_QNAME) {
+		if (c->q->qname_len == 1)
+			wr_u8(w, 0);
+		else
+			wr_u16(w, (uint16_t)(0xc000 | c->q->qname_off));
+	} else {
+		put_name(w, &c->ct, rr->owner, rr->owner_len);
+	}
 	wr_u16(w, rr->type);
 	wr_u16(w, rr->rclass);
 	wr_u32(w, ttl);
 	size_t rdlen_at = w->pos;
 	wr_u16(w, 0);
-	int err = put_rdata(c, rr->type, rdata, rdlen);
+	int err = put_rdata(c, schema, rdata, rdlen);
 	if (err != DNSNAP_OK)
 		return err;
 	if (!w->full) /* < 65535: the limit bounds it */
 		st16be(w->p + rdlen_at, (uint16_t)(w->pos - rdlen_at - 2));
 	return DNSNAP_OK;
-}
-
-static inline int rec_is_same(const uint8_t *entry, const dnsnap_rr_t *rr)
-{
-	return (entry[rr->offset + 2] & DNSNAP_RF_SAME) != 0;
 }
 
 /*
@@ -467,6 +527,38 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 	size_t off1 = first->offset + 2 + ld16le(entry + first->offset);
 	size_t off = off1;
 	int err;
+
+	if (first->owner_mode == DNSNAP_OWNER_QNAME && compress_schema(first->type) == NULL) {
+		/* The common RRset (A, AAAA, TXT... of the query name): owner,
+		 * type, class and TTL are the same for every member, so built once;
+		 * each member is one room check and a copy. */
+		uint8_t fixed[12] = { 0 };
+		size_t own = c->q->qname_len == 1 ? 1 : 2;
+		if (own == 1)
+			fixed[0] = 0;
+		else
+			st16be(fixed, (uint16_t)(0xc000 | c->q->qname_off));
+		st16be(fixed + own, first->type);
+		st16be(fixed + own + 2, first->rclass);
+		st32be(fixed + own + 4, rr_ttl(c, first));
+		for (unsigned k = 1; k < rot; k++) /* to member rot (members 1.. from off1) */
+			off += 2 + ld16le(entry + off);
+		for (unsigned j = 0; j < n; j++) {
+			unsigned m = rot + j < n ? rot + j : rot + j - n;
+			const uint8_t *rdata = first->rdata;
+			size_t rdlen = first->rdlen;
+			if (m == 0) {
+				off = off1;
+			} else {
+				rdlen = ld16le(entry + off) - 1u;
+				rdata = entry + off + 3;
+				off += 2 + ld16le(entry + off);
+			}
+			if (!plain_rr(&c->w, fixed, own + 8, rdata, rdlen))
+				return DNSNAP_OK;
+		}
+		return DNSNAP_OK;
+	}
 
 	if (rot == 0 && (err = put_rr(c, first, first->rdata, first->rdlen)) != DNSNAP_OK)
 		return err;
@@ -491,6 +583,135 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 }
 
 /* ---------------------------------------------------------------- answer */
+
+/* Write the RRset @p first of @p n members (unless DNSSEC rules leave it
+ * out), counting it in @p count; a cut rolls it back whole and sets *tc as
+ * the top of this file says. @return 0 go on, 1 stop (cut), or an error */
+static int emit_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_answer_opts_t *o,
+		      const dnsnap_rr_t *first, unsigned n, unsigned count[3], int *tc)
+{
+	const dnsnap_query_t *q = c->q;
+	if (dnsnap_type_is_dnssec(first->type) && !q->do_bit &&
+	    (q->qtype != first->type || first->section != DNSNAP_SEC_ANSWER))
+		return 0;
+	unsigned rot = 0;
+	if ((first->type == TYPE_A || first->type == TYPE_AAAA) && n > 1)
+		rot = o->rotate % n;
+	size_t mark = c->w.pos;
+	unsigned ct_mark = c->ct.n;
+	int err = put_rrset(c, entry, first, n, rot);
+	if (err != DNSNAP_OK)
+		return err;
+	if (c->w.full) {
+		c->w.pos = mark;
+		c->ct.n = ct_mark; /* maybe the question's labels too: nothing follows */
+		c->w.full = 0;
+		*tc = first->section != DNSNAP_SEC_ADDITIONAL;
+		return 1;
+	}
+	count[first->section] += n;
+	return 0;
+}
+
+/* The records of any entry, through the format's iterator. */
+static int any_records(ctx_t *c, const uint8_t *entry, size_t entry_len, const dnsnap_hdr_t *h,
+		       const dnsnap_answer_opts_t *o, unsigned count[3], int *tc)
+{
+	dnsnap_iter_t it; /* from the header already decoded, not again */
+	dnsnap__iter_start(&it, entry, entry_len, h, c->q->msg + HDR_LEN, c->q->qname_len);
+	/* Each RRset: its first record from the iterator, the SAME members
+	 * after it stepped over (put_rrset() reads them in place), and the next
+	 * RRset's first record read before this one is written, so that a
+	 * damaged entry fails before anything of it is served. */
+	dnsnap_rr_t rrs[2];
+	dnsnap_rr_t *first = &rrs[0], *next = &rrs[1];
+	int rc = dnsnap_iter_next(&it, first);
+	while (rc == 1) {
+		int same = dnsnap__iter_same(&it);
+		if (same < 0)
+			return same;
+		rc = dnsnap_iter_next(&it, next);
+		if (rc < 0)
+			return rc;
+		dnsnap_rr_t *cur = first;
+		first = next;
+		next = cur;
+		int r = emit_rrset(c, entry, o, cur, 1 + (unsigned)same, count, tc);
+		if (r != 0)
+			return r < 0 ? r : DNSNAP_OK;
+	}
+	return DNSNAP_OK;
+}
+
+#define NOT_PLAIN 1
+
+/*
+ * The records of the usual entry, without the iterator: every owner is the
+ * query name (mode QNAME, or SAME) and no rdata has names to compress (an
+ * A, AAAA or TXT answer). A first walk checks every record as
+ * dnsnap_iter_next() would and gives up (NOT_PLAIN, nothing written) at
+ * anything else or anything wrong, for any_records() to write or report;
+ * so this writes exactly what any_records() would, and fails never.
+ */
+static int plain_records(ctx_t *c, const uint8_t *entry, const dnsnap_hdr_t *h,
+			 const dnsnap_answer_opts_t *o, unsigned count[3], int *tc)
+{
+	const uint8_t *rec = h->records;
+	size_t len = h->records_len;
+	unsigned prev_sec = 0;
+	for (size_t pos = 0, n = 0; pos < len; pos += 2 + (size_t)ld16le(rec + pos), n++) {
+		if (len - pos < 3)
+			return NOT_PLAIN;
+		size_t rlen = ld16le(rec + pos);
+		uint8_t flags = rec[pos + 2];
+		unsigned sec = pos < h->auth_off ? DNSNAP_SEC_ANSWER
+			       : pos < h->addl_off ? DNSNAP_SEC_AUTHORITY : DNSNAP_SEC_ADDITIONAL;
+		if (rlen == 0 || len - pos - 2 < rlen)
+			return NOT_PLAIN;
+		if (flags == DNSNAP_RF_SAME) {
+			if (n == 0 || sec != prev_sec)
+				return NOT_PLAIN;
+			continue;
+		}
+		if ((flags & ~DNSNAP_RF_CLASS) != 0) /* an owner stored, or a bit wrong */
+			return NOT_PLAIN;
+		size_t fixed = flags & DNSNAP_RF_CLASS ? 9 : 7; /* Rec_Flags Type [Class] TTL */
+		if (rlen < fixed || compress_schema(ld16le(rec + pos + 3)) != NULL ||
+		    ((flags & DNSNAP_RF_CLASS) && ld16le(rec + pos + 5) == CLASS_IN) ||
+		    ld32le(rec + pos + fixed - 2) > DNSNAP_TTL_MAX)
+			return NOT_PLAIN;
+		prev_sec = sec;
+	}
+	dnsnap_rr_t first;
+	first.owner = c->q->msg + HDR_LEN;
+	first.owner_len = c->q->qname_len;
+	first.owner_mode = DNSNAP_OWNER_QNAME;
+	for (size_t pos = 0, i = 0; pos < len; i++) {
+		size_t rlen = ld16le(rec + pos);
+		uint8_t flags = rec[pos + 2];
+		size_t fixed = flags & DNSNAP_RF_CLASS ? 9 : 7;
+		first.type = ld16le(rec + pos + 3);
+		first.rclass = flags & DNSNAP_RF_CLASS ? ld16le(rec + pos + 5) : CLASS_IN;
+		first.ttl = ld32le(rec + pos + fixed - 2);
+		first.rdata = rec + pos + 2 + fixed;
+		first.rdlen = rlen - fixed;
+		first.section = pos < h->auth_off ? DNSNAP_SEC_ANSWER
+				: pos < h->addl_off ? DNSNAP_SEC_AUTHORITY : DNSNAP_SEC_ADDITIONAL;
+		first.index = (unsigned)i;
+		first.offset = (size_t)(rec - entry) + pos;
+		unsigned n = 1;
+		pos += 2 + rlen;
+		while (pos < len && rec[pos + 2] == DNSNAP_RF_SAME) {
+			pos += 2 + (size_t)ld16le(rec + pos);
+			n++;
+		}
+		i += n - 1;
+		int r = emit_rrset(c, entry, o, &first, n, count, tc);
+		if (r != 0)
+			return r < 0 ? r : DNSNAP_OK;
+	}
+	return DNSNAP_OK;
+}
 
 /* Walk the extension area's EDE TLVs once; with @p out, write each option
  * that fits within @p budget bytes of OPT rdata. Returns the rdata length
@@ -586,47 +807,17 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	/* header (counts and flags filled at the end), then the question */
 	c.w.pos = HDR_LEN;
 	memcpy(out + HDR_LEN, q->msg + HDR_LEN, qlen);
-	if (q->qname_len > 1)
-		for (size_t j = 0; q->msg[HDR_LEN + j] != 0; j += 1 + (size_t)q->msg[HDR_LEN + j])
-			ctab_add(&c.ct, HDR_LEN + j, q->qname_len - j);
+	c.ct.qname = q->msg + HDR_LEN;
+	c.ct.qname_len = q->qname_len;
 	c.w.pos += qlen;
-
-	dnsnap_iter_t it;
-	err = dnsnap_iter_init(&it, entry, entry_len, q->msg + HDR_LEN, q->qname_len);
-	if (err != DNSNAP_OK)
-		return err;
 
 	unsigned count[3] = { 0, 0, 0 };
 	int tc = 0;
-	dnsnap_rr_t rr;
-	int rc = dnsnap_iter_next(&it, &rr);
-	while (rc == 1) {
-		dnsnap_rr_t first = rr;
-		unsigned n = 1;
-		while ((rc = dnsnap_iter_next(&it, &rr)) == 1 && rec_is_same(entry, &rr))
-			n++;
-		if (rc < 0)
-			return rc;
-		if (dnsnap_type_is_dnssec(first.type) && !q->do_bit &&
-		    (q->qtype != first.type || first.section != DNSNAP_SEC_ANSWER))
-			continue;
-		unsigned rot = 0;
-		if ((first.type == TYPE_A || first.type == TYPE_AAAA) && n > 1)
-			rot = o->rotate % n;
-		size_t mark = c.w.pos;
-		unsigned ct_mark = c.ct.n;
-		err = put_rrset(&c, entry, &first, n, rot);
-		if (err != DNSNAP_OK)
-			return err;
-		if (c.w.full) {
-			c.w.pos = mark;
-			c.ct.n = ct_mark;
-			c.w.full = 0;
-			tc = first.section != DNSNAP_SEC_ADDITIONAL;
-			break;
-		}
-		count[first.section] += n;
-	}
+	err = plain_records(&c, entry, &h, o, count, &tc);
+	if (err == NOT_PLAIN)
+		err = any_records(&c, entry, entry_len, &h, o, count, &tc);
+	if (err != DNSNAP_OK)
+		return err;
 
 	if (q->edns) {
 		c.w.end = limit; /* the room kept back */

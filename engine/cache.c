@@ -1,7 +1,7 @@
 /*
  * cache.c: the in-memory answer cache.
  *
- * Layout. One heap allocation per entry (struct centry): a 12-byte header
+ * Layout. One heap allocation per entry (struct centry): a 9-byte header
  * with the live hit counter and the CLOCK bit, then the key, then the entry
  * exactly as spec/FORMAT.md lays it out (the same bytes a snapshot stores).
  * The entry bytes are immutable once inserted; the counters live outside
@@ -16,9 +16,18 @@
  * grow by half when 80% full; their size is any integer, indexed with a
  * multiply-shift (no power-of-two slack).
  *
- * Threads. Each shard has a rwlock: lookups take it shared and touch only
- * atomics (hits, visited); inserts and removals take it exclusively for the
- * index update only; encoding and allocation happen before, frees after.
+ * Threads. Each shard has a rwlock, taken exclusively by inserts and
+ * removals for the index update only (encoding and allocation happen before,
+ * frees after) and shared by the long readers (foreach, stats, the snapshot
+ * copy). Lookups do not take it: a lookup counts itself in its thread's
+ * reader slot (struct rslot: one cache line per thread, that no other
+ * thread's lookups write), then checks the shard's writing flag; a writer
+ * takes the rwlock, raises the flag, and waits until no slot counts a lookup
+ * in its shard (shard_wrlock()). So a lookup writes only its own slot and the
+ * entry's atomics (hits, visited), and a writer's cost grows with the
+ * number of threads that ever looked up (a scan of their slots), not the
+ * lookups' with the number of threads. Every exclusive section over a shard
+ * must be taken with shard_wrlock(), never with the rwlock alone.
  *
  * Limits. max_bytes and max_entries are split evenly among the shards; a
  * shard over its share evicts under its lock, so the accounted total never
@@ -38,7 +47,10 @@
  * lock prefers writers: a steady stream of lookups cannot starve a swap, and
  * new lookups wait only for the lookups already in the old tier.
  */
+#include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -61,25 +73,46 @@
 #define MIN_SLOTS 64
 #define EXPIRED_LOOKAHEAD 16
 
+/*
+ * An entry in memory, 9 bytes before the key (CE_HDR; sizeof is 12, with the
+ * tail padding the flexible array does not need):
+ *   0  hits       u32, atomic: the live hit counter
+ *   4  key_len    9 bits (<= DNSNAP_KEY_MAX) | entry_len 23 bits (<= DNSNAP_ENTRY_MAX)
+ *   8  visited    u8, atomic: the CLOCK bit
+ *   9  data       key, then entry
+ * Every byte here is a byte of every entry: packed from 12 to 9 (issue 13).
+ */
 struct centry {
 	_Atomic uint32_t hits;
+	uint32_t key_len : 9;
+	uint32_t entry_len : 23;
 	_Atomic uint8_t visited;
-	uint8_t unused;
-	uint16_t key_len;
-	uint32_t entry_len;
 	uint8_t data[];          /* key, then entry */
 };
+#define CE_HDR offsetof(struct centry, data)
+_Static_assert(DNSNAP_KEY_MAX < (1 << 9) && DNSNAP_ENTRY_MAX < (1 << 23),
+	       "centry's length fields hold every key and entry");
 
 struct shard {
 	pthread_rwlock_t lock;
+	_Atomic int writing;     /* a writer holds lock exclusively: lookups wait */
 	uint64_t *slots;
 	size_t cap;
 	size_t count;
 	size_t bytes;
 	size_t hand;
 	uint64_t seed;           /* the cache's, for rehashing under this lock */
-	_Atomic uint64_t hits, misses, stale_served;
 	uint64_t inserts, evictions, expired, kept;
+} __attribute__((aligned(64)));
+
+#define NREADERS 64              /* reader slots; threads beyond share them */
+
+/* A thread's reader slot: its lookups under way in each shard, and its
+ * lookups' counters. Written by its thread only (unless more than NREADERS
+ * threads look up: then shared, still correct, as every field is atomic). */
+struct rslot {
+	_Atomic uint32_t in[NSHARDS];
+	_Atomic uint64_t hits, misses, stale_served;
 } __attribute__((aligned(64)));
 
 struct dnsnap_cache {
@@ -93,7 +126,69 @@ struct dnsnap_cache {
 	void *tier;
 	uint64_t seed;           /* of the index hash, from getrandom() */
 	struct shard shards[NSHARDS];
+	struct rslot readers[NREADERS];
 };
+
+/* Each thread's reader slot number, the same in every cache: drawn at its
+ * first lookup. */
+static _Atomic unsigned rslot_drawn;
+static _Thread_local unsigned rslot_mine
+	__attribute__((tls_model("initial-exec"))) = UINT_MAX; /* no __tls_get_addr call */
+
+static inline struct rslot *my_rslot(dnsnap_cache_t *c)
+{
+	unsigned k = rslot_mine;
+	if (k == UINT_MAX)
+		rslot_mine = k = atomic_fetch_add_explicit(&rslot_drawn, 1, memory_order_seq_cst) %
+				 NREADERS;
+	return &c->readers[k];
+}
+
+/* Count a lookup in shard @p s (see Threads, above); returns the counter to
+ * give to read_exit(). */
+static inline _Atomic uint32_t *read_enter(dnsnap_cache_t *c, struct shard *s)
+{
+	_Atomic uint32_t *in = &my_rslot(c)->in[s - c->shards];
+	for (;;) {
+		/* seq_cst both: either the writer sees this count, or this
+		 * lookup sees the writer's flag (Dekker) */
+		atomic_fetch_add_explicit(in, 1, memory_order_seq_cst);
+		if (!atomic_load_explicit(&s->writing, memory_order_seq_cst))
+			return in;
+		atomic_fetch_sub_explicit(in, 1, memory_order_release);
+		/* a writer is in: sleep on its lock rather than spin */
+		pthread_rwlock_rdlock(&s->lock);
+		pthread_rwlock_unlock(&s->lock);
+	}
+}
+
+static inline void read_exit(_Atomic uint32_t *in)
+{
+	atomic_fetch_sub_explicit(in, 1, memory_order_release);
+}
+
+/* Take shard @p s exclusively: its rwlock, then wait out the lookups under
+ * way in it. */
+static void shard_wrlock(dnsnap_cache_t *c, struct shard *s)
+{
+	pthread_rwlock_wrlock(&s->lock);
+	atomic_store_explicit(&s->writing, 1, memory_order_seq_cst);
+	/* seq_cst: a slot drawn by a lookup that missed the flag is seen */
+	unsigned drawn = atomic_load_explicit(&rslot_drawn, memory_order_seq_cst);
+	unsigned n = drawn < NREADERS ? drawn : NREADERS;
+	size_t si = (size_t)(s - c->shards);
+	for (unsigned k = 0; k < n; k++)
+		for (unsigned spin = 0;
+		     atomic_load_explicit(&c->readers[k].in[si], memory_order_seq_cst) != 0; spin++)
+			if (spin >= 64)
+				sched_yield(); /* its thread may be preempted mid-lookup */
+}
+
+static void shard_wrunlock(struct shard *s)
+{
+	atomic_store_explicit(&s->writing, 0, memory_order_release);
+	pthread_rwlock_unlock(&s->lock);
+}
 
 #define PTR_MASK ((UINT64_C(1) << 48) - 1)
 
@@ -406,13 +501,13 @@ static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now, int k
 	/* Inserted entries start visited: the hand spares them for one pass. */
 	atomic_store_explicit(&e->visited, 1, memory_order_relaxed);
 
-	pthread_rwlock_wrlock(&s->lock);
+	shard_wrlock(c, s);
 	size_t i = find(s, h, ce_key(e), e->key_len);
 	if (i != SIZE_MAX && keep_rule &&
 	    dnsnap__keep_older(ce_entry(slot_entry(s->slots[i])),
 			       slot_entry(s->slots[i])->entry_len, ce_entry(e), e->entry_len)) {
 		s->kept++;
-		pthread_rwlock_unlock(&s->lock);
+		shard_wrunlock(s);
 		dnsnap_free(e);
 		return DNSNAP_OK;
 	}
@@ -427,7 +522,7 @@ static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now, int k
 	} else {
 		int err = make_room(c, s, now);
 		if (err != DNSNAP_OK) {
-			pthread_rwlock_unlock(&s->lock);
+			shard_wrunlock(s);
 			dnsnap_free(e);
 			return err;
 		}
@@ -438,7 +533,7 @@ static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now, int k
 	s->inserts++;
 	while (over_limit(c, s) && evict_one(s, now))
 		;
-	pthread_rwlock_unlock(&s->lock);
+	shard_wrunlock(s);
 	return DNSNAP_OK;
 }
 
@@ -448,15 +543,14 @@ static int insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 	if (c == NULL || key == NULL || entry == NULL || key_len == 0 ||
 	    key_len > DNSNAP_KEY_MAX || entry_len > DNSNAP_ENTRY_MAX)
 		return DNSNAP_EINVAL;
-	struct centry *e = dnsnap_malloc(sizeof *e + key_len + entry_len);
+	struct centry *e = dnsnap_malloc(CE_HDR + key_len + entry_len);
 	if (e == NULL)
 		return DNSNAP_ENOMEM;
 	/* the entry's Hits (a snapshot's or stream's count) seeds the live one */
 	atomic_init(&e->hits, entry_len >= 12 ? ld32le(entry + 8) : 0);
 	atomic_init(&e->visited, 0);
-	e->unused = 0;
-	e->key_len = (uint16_t)key_len;
-	e->entry_len = (uint32_t)entry_len;
+	e->key_len = (uint32_t)key_len & 0x1ff;
+	e->entry_len = (uint32_t)entry_len & 0x7fffff;
 	memcpy(e->data, key, key_len);
 	memcpy(e->data + key_len, entry, entry_len);
 	uint32_t inception = ld32le(entry);
@@ -501,7 +595,7 @@ static int mem_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, const uint8_t 
 	struct shard *s = shard_of(c, h);
 	int err = DNSNAP_ENOTFOUND;
 	*state = DNSNAP__DEAD;
-	pthread_rwlock_rdlock(&s->lock);
+	_Atomic uint32_t *in = read_enter(c, s);
 	size_t i = find(s, h, key, key_len);
 	if (i != SIZE_MAX) {
 		struct centry *e = slot_entry(s->slots[i]);
@@ -520,7 +614,7 @@ static int mem_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, const uint8_t 
 			}
 		}
 	}
-	pthread_rwlock_unlock(&s->lock);
+	read_exit(in);
 	return err;
 }
 
@@ -584,16 +678,16 @@ int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_looku
 	if (locked)
 		pthread_rwlock_unlock(&c->tier_lock);
 
-	struct shard *s = shard_of(c, hk[0]);
+	struct rslot *r = my_rslot(c); /* this thread's line, not a shared one */
 	if (err == DNSNAP_OK) {
 		lk->tier = tier;
 		lk->stale = ao.stale;
 		lk->cd_fallback = k == 1;
-		atomic_fetch_add_explicit(&s->hits, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->hits, 1, memory_order_relaxed);
 		if (ao.stale)
-			atomic_fetch_add_explicit(&s->stale_served, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&r->stale_served, 1, memory_order_relaxed);
 	} else if (err == DNSNAP_ENOTFOUND) {
-		atomic_fetch_add_explicit(&s->misses, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->misses, 1, memory_order_relaxed);
 	}
 	return err;
 }
@@ -618,14 +712,14 @@ int dnsnap_cache_remove(dnsnap_cache_t *c, const uint8_t *key, size_t key_len)
 	uint64_t h = hash_key(c->seed, key, key_len);
 	struct shard *s = shard_of(c, h);
 	struct centry *e = NULL;
-	pthread_rwlock_wrlock(&s->lock);
+	shard_wrlock(c, s);
 	size_t i = find(s, h, key, key_len);
 	if (i != SIZE_MAX) {
 		e = slot_entry(s->slots[i]);
 		s->bytes -= ce_size(e);
 		unslot(s, i);
 	}
-	pthread_rwlock_unlock(&s->lock);
+	shard_wrunlock(s);
 	dnsnap_free(e);
 	return e ? DNSNAP_OK : DNSNAP_ENOTFOUND;
 }
@@ -671,9 +765,12 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out)
 		out->expired += s->expired;
 		out->kept += s->kept;
 		pthread_rwlock_unlock(&s->lock);
-		out->hits += atomic_load_explicit(&s->hits, memory_order_relaxed);
-		out->misses += atomic_load_explicit(&s->misses, memory_order_relaxed);
-		out->stale_served += atomic_load_explicit(&s->stale_served, memory_order_relaxed);
+	}
+	for (unsigned k = 0; k < NREADERS; k++) {
+		struct rslot *r = (struct rslot *)&c->readers[k];
+		out->hits += atomic_load_explicit(&r->hits, memory_order_relaxed);
+		out->misses += atomic_load_explicit(&r->misses, memory_order_relaxed);
+		out->stale_served += atomic_load_explicit(&r->stale_served, memory_order_relaxed);
 	}
 }
 

@@ -75,6 +75,23 @@ int dnsnap_entry_ede(const dnsnap_hdr_t *h, unsigned n, dnsnap_ede_t *out)
 	return 0;
 }
 
+void dnsnap__iter_start(dnsnap_iter_t *it, const uint8_t *entry, size_t len,
+			const dnsnap_hdr_t *h, const uint8_t *qname, size_t qname_len)
+{
+	it->entry = entry;
+	it->len = len;
+	it->rec = h->records;
+	it->rec_len = h->records_len;
+	it->pos = 0;
+	it->auth_off = h->auth_off;
+	it->addl_off = h->addl_off;
+	it->qname = qname;
+	it->qname_len = qname_len;
+	it->n = 0;
+	it->err = DNSNAP_OK;
+	it->err_off = 0;
+}
+
 int dnsnap_iter_init(dnsnap_iter_t *it, const uint8_t *entry, size_t len, const uint8_t *qname,
 		     size_t qname_len)
 {
@@ -84,18 +101,7 @@ int dnsnap_iter_init(dnsnap_iter_t *it, const uint8_t *entry, size_t len, const 
 	int err = dnsnap_entry_header(entry, len, &h, NULL);
 	if (err != DNSNAP_OK)
 		return err;
-	it->entry = entry;
-	it->len = len;
-	it->rec = h.records;
-	it->rec_len = h.records_len;
-	it->pos = 0;
-	it->auth_off = h.auth_off;
-	it->addl_off = h.addl_off;
-	it->qname = qname;
-	it->qname_len = qname_len;
-	it->n = 0;
-	it->err = DNSNAP_OK;
-	it->err_off = 0;
+	dnsnap__iter_start(it, entry, len, &h, qname, qname_len);
 	return DNSNAP_OK;
 }
 
@@ -196,4 +202,44 @@ int dnsnap_iter_next(dnsnap_iter_t *it, dnsnap_rr_t *rr)
 	it->pos = end;
 	*rr = o;
 	return 1;
+}
+
+int dnsnap__iter_same(dnsnap_iter_t *it)
+{
+	if (it->err != DNSNAP_OK)
+		return it->err;
+	const dnsnap_rr_t *prev = &it->prev;
+	int target = type_is_target(prev->type);
+	int n = 0;
+	while (it->n > 0 && it->rec_len - it->pos >= 3) {
+		size_t start = it->pos;
+		size_t rlen = ld16le(it->rec + start);
+		uint8_t flags = it->rec[start + 2];
+		if (!(flags & DNSNAP_RF_SAME))
+			break;
+		unsigned sec = start < it->auth_off ? DNSNAP_SEC_ANSWER
+			       : start < it->addl_off ? DNSNAP_SEC_AUTHORITY : DNSNAP_SEC_ADDITIONAL;
+		if (it->rec_len - start - 2 < rlen || rlen == 0 || flags != DNSNAP_RF_SAME ||
+		    sec != prev->section) {
+			/* anything unusual: the full reader, with its errors */
+			dnsnap_rr_t rr;
+			int rc = dnsnap_iter_next(it, &rr);
+			if (rc < 0)
+				return rc;
+			n++;
+			continue;
+		}
+		if (it->n < DNSNAP_OWNER_REFS) {
+			uint16_t tgt = OWN_NONE;
+			size_t rd = start + 3;
+			if (target && dnsnap_name_len(it->rec + rd, rlen - 1) == (int)(rlen - 1))
+				tgt = (uint16_t)rd;
+			it->own[it->n] = it->own[it->n - 1];
+			it->tgt[it->n] = tgt;
+		}
+		it->n++;
+		it->pos = start + 2 + rlen;
+		n++;
+	}
+	return n;
 }

@@ -32,18 +32,6 @@ static inline void wr_u8(wr_t *w, uint8_t v)
 	if (d)
 		*d = v;
 }
-static inline void wr_u16le(wr_t *w, uint16_t v)
-{
-	uint8_t *d = wr_take(w, 2);
-	if (d)
-		st16le(d, v);
-}
-static inline void wr_u32le(wr_t *w, uint32_t v)
-{
-	uint8_t *d = wr_take(w, 4);
-	if (d)
-		st32le(d, v);
-}
 static inline void wr_bytes(wr_t *w, const uint8_t *s, size_t n)
 {
 	uint8_t *d = wr_take(w, n);
@@ -216,13 +204,23 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 					     e->diag)) != DNSNAP_OK) {
 		return err;
 	}
-	uint16_t type = rd_u16be(r);
-	uint16_t rclass = rd_u16be(r);
-	uint32_t ttl = rd_u32be(r);
-	size_t rdlen_off = r->pos;
-	uint16_t rdlen = rd_u16be(r);
-	if (r->err != DNSNAP_OK)
+	uint16_t type, rclass, rdlen;
+	uint32_t ttl;
+	size_t rdlen_off = r->pos + 8;
+	if (r->len - r->pos >= 10) { /* the fixed fields in one check */
+		const uint8_t *f = r->p + r->pos;
+		type = ld16be(f);
+		rclass = ld16be(f + 2);
+		ttl = ld32be(f + 4);
+		rdlen = ld16be(f + 8);
+		r->pos += 10;
+	} else { /* cut: the field reads say where */
+		type = rd_u16be(r);
+		rclass = rd_u16be(r);
+		ttl = rd_u32be(r);
+		rdlen = rd_u16be(r);
 		return dnsnap__diag(e->diag, r->err, r->err_off, "record cut at 0x%zx", r->err_off);
+	}
 	size_t rd = r->pos;
 	if (e->len - rd < rdlen)
 		return dnsnap__diag(e->diag, DNSNAP_ERDLEN, rdlen_off,
@@ -239,10 +237,10 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 	if (ttl > DNSNAP_TTL_MAX)
 		ttl = 0; /* RFC 2181 section 8 */
 
+	/* Rec_Len (patched below), Rec_Flags, and without SAME Type, [Class,] TTL:
+	 * taken at once; on overflow the writer's sticky error is reported below */
 	size_t rec = e->w.pos;
-	wr_u16le(&e->w, 0); /* Rec_Len, patched below */
-	size_t flags_at = e->w.pos;
-	wr_u8(&e->w, 0);
+	size_t flags_at = rec + 2;
 	uint8_t flags = 0;
 	recinfo_t ri = { 0 };
 	if (e->n > 0 && e->prev_section == section && e->prev_type == type &&
@@ -251,13 +249,19 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 		flags = DNSNAP_RF_SAME;
 		ri = e->prev;
 		ri.target = NULL;
+		wr_take(&e->w, 3);
 	} else {
-		wr_u16le(&e->w, type);
-		if (rclass != CLASS_IN) {
-			flags |= DNSNAP_RF_CLASS;
-			wr_u16le(&e->w, rclass);
+		uint8_t *d = wr_take(&e->w, rclass != CLASS_IN ? 11 : 9);
+		if (d != NULL) {
+			st16le(d + 3, type);
+			if (rclass != CLASS_IN) {
+				flags |= DNSNAP_RF_CLASS;
+				st16le(d + 5, rclass);
+				st32le(d + 7, ttl);
+			} else {
+				st32le(d + 5, ttl);
+			}
 		}
-		wr_u32le(&e->w, ttl);
 		write_owner(e, &flags, own, own_len, &ri);
 	}
 	size_t rdata_at = e->w.pos;
@@ -375,11 +379,17 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 	uint16_t qtype = rd_u16be(&r), qclass = rd_u16be(&r);
 	if (r.err != DNSNAP_OK)
 		return dnsnap__diag(diag, r.err, r.err_off, "question cut at 0x%zx", r.err_off);
-	err = dnsnap_key_encode(e.qname, e.qname_len, qtype, qclass,
-				(hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len,
-				out->key, sizeof out->key, &out->key_len);
-	if (err != DNSNAP_OK)
-		return dnsnap__diag(diag, err, qoff, "cache key: %s", dnsnap_strerror(err));
+	/* The key (dnsnap_key_encode()'s, without its checks of a name that
+	 * dnsnap_name_unpack() just checked; the tag was checked on entry). */
+	if (e.qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(diag, DNSNAP_ETOOBIG, qoff, "cache key: %s",
+				    dnsnap_strerror(DNSNAP_ETOOBIG));
+	uint8_t starts[128]; /* at most 127 labels in 255 bytes */
+	size_t nl = 0;
+	for (size_t i = 0; e.qname[i] != 0; i += 1 + (size_t)e.qname[i])
+		starts[nl++] = (uint8_t)i;
+	out->key_len = dnsnap__key_put(e.qname, starts, nl, qtype, qclass,
+				       (hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len, out->key);
 
 	const uint16_t counts[3] = { an, ns, ar };
 	uint16_t sec_off[3] = { 0, 0, 0 };

@@ -118,6 +118,30 @@ void dnsnap__key_text(const dnsnap_key_t *k, char *out, size_t cap);
  */
 int dnsnap__rdata_check(uint16_t type, const uint8_t *rdata, size_t len, size_t *off);
 
+/*
+ * Build a key from a name already checked label by label (the query parser's
+ * one pass): @p starts holds the offsets in @p name of its @p nl labels, in
+ * order. The caller checked the flags, the tag and that @p out has room
+ * (name length + 6 + tag_len <= DNSNAP_KEY_MAX). @return the key's length
+ */
+size_t dnsnap__key_put(const uint8_t *name, const uint8_t *starts, size_t nl, uint16_t qtype,
+		       uint16_t qclass, uint8_t flags, const uint8_t *tag, size_t tag_len,
+		       uint8_t *out);
+
+/* dnsnap_iter_init() from a header the caller decoded with
+ * dnsnap_entry_header() (so the header is read once). */
+void dnsnap__iter_start(dnsnap_iter_t *it, const uint8_t *entry, size_t len,
+			const dnsnap_hdr_t *h, const uint8_t *qname, size_t qname_len);
+
+/*
+ * Step over the records with SAME that follow the last one dnsnap_iter_next()
+ * returned (the rest of its RRset), with the checks dnsnap_iter_next() makes
+ * of them, without building a dnsnap_rr_t for each: the answer writer reads
+ * those members in place. @return how many, or a negative DNSNAP_E* code
+ * (sticky, as dnsnap_iter_next()'s)
+ */
+int dnsnap__iter_same(dnsnap_iter_t *it);
+
 /* Length of the uncompressed name at p (< max); ELABEL/ENAME/ETRUNC with *off. */
 int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off);
 

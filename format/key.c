@@ -26,10 +26,25 @@ static void lower_bytes(uint8_t *p, size_t n)
 		p[i] = dnsnap__lower[p[i]];
 }
 
+/* Copy the labels at name + starts[0..nl) into out in reverse order,
+ * lower-cased; returns the bytes written (no root label). The labels are
+ * already checked. */
+static size_t put_reversed(const uint8_t *name, const uint8_t *starts, size_t nl, uint8_t *out)
+{
+	size_t o = 0;
+	while (nl > 0) {
+		const uint8_t *l = name + starts[--nl];
+		memcpy(out + o, l, 1 + (size_t)l[0]);
+		o += 1 + (size_t)l[0];
+	}
+	lower_bytes(out, o);
+	return o;
+}
+
 /*
  * Reverse the labels of a wire name into out, lower-casing, checking it on
- * the way (one pass: this runs on every insert and every query). Returns the
- * bytes written without the final root label, or a negative DNSNAP_E* code.
+ * the way (one pass: this runs on every insert). Returns the bytes written
+ * without the final root label, or a negative DNSNAP_E* code.
  */
 static int reverse_labels(const uint8_t *name, size_t name_len, uint8_t *out)
 {
@@ -50,14 +65,30 @@ static int reverse_labels(const uint8_t *name, size_t name_len, uint8_t *out)
 	}
 	if (i + 1 != name_len)
 		return DNSNAP_EINVAL;
-	size_t o = 0;
-	while (nl > 0) {
-		const uint8_t *l = name + starts[--nl];
-		memcpy(out + o, l, 1 + (size_t)l[0]);
-		o += 1 + (size_t)l[0];
-	}
-	lower_bytes(out, o);
-	return (int)o;
+	return (int)put_reversed(name, starts, nl, out);
+}
+
+/* The fields after the reversed name (its root label first). */
+static size_t put_tail(uint8_t *out, size_t o, uint16_t qtype, uint16_t qclass, uint8_t flags,
+		       const uint8_t *tag, size_t tag_len)
+{
+	out[o++] = 0;
+	st16be(out + o, qtype);
+	st16be(out + o + 2, qclass);
+	out[o + 4] = flags;
+	out[o + 5] = (uint8_t)tag_len;
+	o += 6;
+	if (tag_len > 0)
+		memcpy(out + o, tag, tag_len);
+	return o + tag_len;
+}
+
+size_t dnsnap__key_put(const uint8_t *name, const uint8_t *starts, size_t nl, uint16_t qtype,
+		       uint16_t qclass, uint8_t flags, const uint8_t *tag, size_t tag_len,
+		       uint8_t *out)
+{
+	return put_tail(out, put_reversed(name, starts, nl, out), qtype, qclass, flags, tag,
+			tag_len);
 }
 
 int dnsnap_key_encode(const uint8_t *name, size_t name_len, uint16_t qtype, uint16_t qclass,
@@ -78,16 +109,7 @@ int dnsnap_key_encode(const uint8_t *name, size_t name_len, uint16_t qtype, uint
 	int n = reverse_labels(name, name_len, out);
 	if (n < 0)
 		return n;
-	size_t o = (size_t)n;
-	out[o++] = 0;
-	st16be(out + o, qtype);
-	st16be(out + o + 2, qclass);
-	out[o + 4] = flags;
-	out[o + 5] = (uint8_t)tag_len;
-	o += 6;
-	if (tag_len > 0)
-		memcpy(out + o, tag, tag_len);
-	*out_len = o + tag_len;
+	*out_len = put_tail(out, (size_t)n, qtype, qclass, flags, tag, tag_len);
 	return DNSNAP_OK;
 }
 
