@@ -330,6 +330,10 @@ $(BUILD)/dnscmp: tests/e2e/dnscmp.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $< -lldns -o $@
 
+# exec to first answer of dnsnap serve (bench/serve_start.sh runs it on a 10M snapshot)
+$(BUILD)/serve_start: $(BUILD)/bench/serve_start.o
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
 # The peer benchmark's zone generator (the mix as zone text) and its latency and warm-start client.
 $(BUILD)/peers_mkzone: $(BUILD)/bench/peers/mkzone.o $(BUILD)/bench/mix.o
 	$(Q)$(CC) $(CFLAGS) $^ -o $@

@@ -12,7 +12,9 @@
  * reply with its ID, QR set, RCODE NOERROR and an answer comes, take the time
  * again; then SIGTERM the server and wait for it. Beside it, the same for
  * `DNSNAP --version` from spawn to exit: the exec and dynamic linking alone.
- * Prints, per command, the median, min and max over the runs in ms.
+ * Prints, per command, the median, min and max over the runs in ms, and the
+ * CPU time (user + system, from wait4()) of each: on a busy machine the wall
+ * times stretch with the queue for a CPU, the CPU times much less.
  * PORT (default 53530) gets the run's number added, so a run never finds the
  * last one's socket. A run without an answer in 5 s fails the benchmark.
  */
@@ -28,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -80,9 +83,18 @@ static pid_t spawn(char **argv)
 	return rc == 0 ? pid : -1;
 }
 
-/* One serve run: spawn to first answer, in ns; 0 when none came in 5 s */
+/* The CPU time (user + system) of a child that ended, in ns */
+static uint64_t cpu_ns(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000ull;
+}
+
+/* One serve run: spawn to first answer, in ns; 0 when none came in 5 s.
+ * @p cpu: the server's CPU time, start to exit (SIGTERM after the answer) */
 static uint64_t serve_run(char **argv, int sock, const struct sockaddr_in *to,
-			  uint8_t *q, size_t qlen, uint16_t id, unsigned interval_us)
+			  uint8_t *q, size_t qlen, uint16_t id, unsigned interval_us,
+			  uint64_t *cpu)
 {
 	q[0] = (uint8_t)(id >> 8);
 	q[1] = (uint8_t)id;
@@ -114,19 +126,21 @@ static uint64_t serve_run(char **argv, int sock, const struct sockaddr_in *to,
 		}
 	}
 	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
+	struct rusage ru;
+	*cpu = wait4(pid, NULL, 0, &ru) == pid ? cpu_ns(&ru) : 0;
 	return got;
 }
 
-/* `DNSNAP --version`: spawn to exit, in ns */
-static uint64_t version_run(const char *bin)
+/* `DNSNAP --version`: spawn to exit, in ns; @p cpu: its CPU time */
+static uint64_t version_run(const char *bin, uint64_t *cpu)
 {
 	char *argv[] = { (char *)bin, (char *)"--version", NULL };
 	uint64_t t0 = now_ns();
 	pid_t pid = spawn(argv);
 	if (pid < 0)
 		return 0;
-	waitpid(pid, NULL, 0);
+	struct rusage ru;
+	*cpu = wait4(pid, NULL, 0, &ru) == pid ? cpu_ns(&ru) : 0;
 	return now_ns() - t0;
 }
 
@@ -204,15 +218,17 @@ int main(int argc, char **argv)
 	if (sock < 0)
 		return perror("socket"), 1;
 	static uint64_t serve_ns[MAX_CMDS][MAX_RUNS], ver_ns[MAX_CMDS][MAX_RUNS];
+	static uint64_t serve_cpu[MAX_CMDS][MAX_RUNS], ver_cpu[MAX_CMDS][MAX_RUNS];
 	for (int r = 0; r < runs; r++)
 		for (int c = 0; c < ncmd; c++) {
 			struct sockaddr_in to = { .sin_family = AF_INET };
 			to.sin_port = htons((uint16_t)(port + r));
 			to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 			snprintf(listen[c], sizeof listen[c], "127.0.0.1:%d", port + r);
-			ver_ns[c][r] = version_run(cmd_argv[c][0]);
+			ver_ns[c][r] = version_run(cmd_argv[c][0], &ver_cpu[c][r]);
 			serve_ns[c][r] = serve_run(cmd_argv[c], sock, &to, q, qlen,
-						   (uint16_t)(r * MAX_CMDS + c + 1), interval_us);
+						   (uint16_t)(r * MAX_CMDS + c + 1), interval_us,
+						   &serve_cpu[c][r]);
 			if (serve_ns[c][r] == 0 || ver_ns[c][r] == 0) {
 				fprintf(stderr, "serve_start: %s: no answer to %s %s on %s in 5 s\n",
 					cmd_argv[c][0], name, tname, listen[c]);
@@ -227,7 +243,9 @@ int main(int argc, char **argv)
 			printf(" %s", cmd_argv[c][k]);
 		printf("\n");
 		report("exec to exit, --version", ver_ns[c], runs);
+		report("  its CPU time (user + sys)", ver_cpu[c], runs);
 		report("exec to first answer, serve", serve_ns[c], runs);
+		report("  serve's CPU time, start to exit", serve_cpu[c], runs);
 	}
 	return 0;
 }
