@@ -11,7 +11,8 @@
  * TYPE (EDNS, UDP size 1232) every US microseconds (default 100) until a
  * reply with its ID, QR set, RCODE NOERROR and an answer comes, take the time
  * again; then SIGTERM the server and wait for it. Beside it, the same for
- * `DNSNAP --version` from spawn to exit: the exec and dynamic linking alone.
+ * `DNSNAP --version` from spawn to exit: the exec and dynamic linking alone,
+ * and for /bin/true: the exec floor of the machine as loaded now.
  * Prints, per command, the median, min and max over the runs in ms, and the
  * CPU time (user + system, from wait4()) of each: on a busy machine the wall
  * times stretch with the queue for a CPU, the CPU times much less.
@@ -131,10 +132,10 @@ static uint64_t serve_run(char **argv, int sock, const struct sockaddr_in *to,
 	return got;
 }
 
-/* `DNSNAP --version`: spawn to exit, in ns; @p cpu: its CPU time */
-static uint64_t version_run(const char *bin, uint64_t *cpu)
+/* `BIN ARG`: spawn to exit, in ns; @p cpu: its CPU time */
+static uint64_t version_run(const char *bin, const char *arg, uint64_t *cpu)
 {
-	char *argv[] = { (char *)bin, (char *)"--version", NULL };
+	char *argv[] = { (char *)bin, (char *)arg, NULL };
 	uint64_t t0 = now_ns();
 	pid_t pid = spawn(argv);
 	if (pid < 0)
@@ -219,13 +220,15 @@ int main(int argc, char **argv)
 		return perror("socket"), 1;
 	static uint64_t serve_ns[MAX_CMDS][MAX_RUNS], ver_ns[MAX_CMDS][MAX_RUNS];
 	static uint64_t serve_cpu[MAX_CMDS][MAX_RUNS], ver_cpu[MAX_CMDS][MAX_RUNS];
-	for (int r = 0; r < runs; r++)
+	static uint64_t floor_ns[MAX_RUNS], floor_cpu[MAX_RUNS];
+	for (int r = 0; r < runs; r++) {
+		floor_ns[r] = version_run("/bin/true", NULL, &floor_cpu[r]);
 		for (int c = 0; c < ncmd; c++) {
 			struct sockaddr_in to = { .sin_family = AF_INET };
 			to.sin_port = htons((uint16_t)(port + r));
 			to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 			snprintf(listen[c], sizeof listen[c], "127.0.0.1:%d", port + r);
-			ver_ns[c][r] = version_run(cmd_argv[c][0], &ver_cpu[c][r]);
+			ver_ns[c][r] = version_run(cmd_argv[c][0], "--version", &ver_cpu[c][r]);
 			serve_ns[c][r] = serve_run(cmd_argv[c], sock, &to, q, qlen,
 						   (uint16_t)(r * MAX_CMDS + c + 1), interval_us,
 						   &serve_cpu[c][r]);
@@ -235,8 +238,12 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
+	}
 	printf("serve_start: %d runs, %s %s from %s, a query every %u us\n", runs, name, tname,
 	       snap, interval_us);
+	printf("/bin/true (the exec floor of this machine now)\n");
+	report("exec to exit", floor_ns, runs);
+	report("  its CPU time (user + sys)", floor_cpu, runs);
 	for (int c = 0; c < ncmd; c++) {
 		printf("%s", cmd_argv[c][0]);
 		for (int k = 5; cmd_argv[c][k] != NULL; k++)

@@ -7,6 +7,9 @@
 #   ENTRIES default 10000000; RUNS 20; DIR (where the snapshot is written once,
 #   by bench_snap --keep, and kept: 1.6 GB at 10M) /tmp/dnsnap-serve-start.
 # The query is the first entry in key order, at its own inception time (--now).
+# On a busy machine the wall times are mostly the wait for a CPU: as root,
+# `chrt -f 10 bench/serve_start.sh ...` takes that wait out (the children
+# inherit the policy); /bin/true's line is the exec floor either way.
 set -eu
 build=$1
 shift
