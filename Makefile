@@ -14,7 +14,17 @@ LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
 LDLIBS_TEST = -lldns -lpcap -lcmocka $(LDLIBS_LIB) $(JEMALLOC)
 # serve's metrics endpoint (cli/serve/metrics.c): the tool and test_metrics, not libdnsnap
 LDLIBS_HTTP = -lmicrohttpd
-LDLIBS_CLI  = -lldns -lpcap $(LDLIBS_HTTP) $(LDLIBS_LIB) $(JEMALLOC)
+# The tool opens ldns, libpcap and libmicrohttpd with dlopen() when a command needs them
+# (cli/lazy.h): `dnsnap serve` starts without them and the libraries they bring. dlopen is
+# in libc since glibc 2.34; -ldl, for older ones, only where it is a library of its own.
+LDLIBS_DL   = -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
+LDLIBS_CLI  = $(LDLIBS_LIB) $(JEMALLOC) $(LDLIBS_DL)
+# What cli/lazy_LIB.c opens: -lLIB's soname, as the linker records it (a probe program linked
+# with -lLIB; the cross builds' sysroots too), and the Debian package holding it when dpkg
+# knows (for the message when it is missing).
+LAZY_LIB_ldns = ldns
+LAZY_LIB_pcap = pcap
+LAZY_LIB_mhd  = microhttpd
 BUILD   ?= build
 PREFIX  ?= /usr/local
 MANDIR  ?= $(PREFIX)/share/man
@@ -249,6 +259,17 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/cli/lazy_%.o: cli/lazy_%.c
+	@mkdir -p $(dir $@)
+	$(Q)lib=$(LAZY_LIB_$*); \
+	echo 'int main(void) { return 0; }' | $(CC) $(CFLAGS) -x c - -Wl,--no-as-needed \
+		-l$$lib -o $@.probe && \
+	so=$$(readelf -d $@.probe | sed -n "s/.*(NEEDED).*\[\(lib$$lib\.so[^]]*\)\].*/\1/p") && \
+	rm -f $@.probe && [ -n "$$so" ] || { echo "$@: no soname for -l$$lib" >&2; exit 1; }; \
+	pkg=$$(dpkg-query -S "*/$$so" 2>/dev/null | sed -n '1s/[:,].*//p'); \
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -DLAZY_SONAME='"'"$$so"'"' \
+		-DLAZY_PACKAGE='"'"$$pkg"'"' -c $< -o $@
+
 $(BUILD)/libdnsnap.a: $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
 
@@ -283,12 +304,14 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 # The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
 $(BUILD)/bin/test_forward: $(BUILD)/cli/serve/forward.o $(BUILD)/cli/serve/forward_msg.o
 $(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward_msg.o
-# serve's metrics, log and sd_notify, and the HTTP library they need.
-SERVE_OPS_OBJ = $(patsubst %.c,$(BUILD)/%.o,cli/serve/metrics.c cli/serve/log.c cli/serve/notify.c)
+# serve's metrics, log and sd_notify, and the HTTP library they open as the tool does (the
+# stubs of cli/lazy_mhd.c, not -lmicrohttpd).
+SERVE_OPS_OBJ = $(patsubst %.c,$(BUILD)/%.o,cli/serve/metrics.c cli/serve/log.c cli/serve/notify.c \
+		cli/lazy.c cli/lazy_mhd.c)
 $(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $(HELP_OBJ) \
 			   $(BUILD)/libdnsnap.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_HTTP) $(LDLIBS_TEST) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) $(LDLIBS_DL) -o $@
 
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
@@ -323,6 +346,10 @@ $(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mi
 $(BUILD)/dnscmp: tests/e2e/dnscmp.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $< -lldns -o $@
+
+# exec to first answer of dnsnap serve (bench/serve_start.sh runs it on a 10M snapshot)
+$(BUILD)/serve_start: $(BUILD)/bench/serve_start.o
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 # The peer benchmark's zone generator (the mix as zone text) and its latency and warm-start client.
 $(BUILD)/peers_mkzone: $(BUILD)/bench/peers/mkzone.o $(BUILD)/bench/mix.o

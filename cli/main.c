@@ -11,16 +11,23 @@
 
 #include "cli.h"
 #include "help.h"
+#include "lazy.h"
 
+/* ldns: the commands that print records or parse names and types with it
+ * open it before they start (cli/lazy.h), so that a missing library stops
+ * them before they write anything; the others, serve first, start without.
+ * libpcap opens at the first capture `load` reads, libmicrohttpd with
+ * `serve --metrics`. */
 static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
+	int ldns;
 } commands[] = {
-	{ "demo", cmd_demo },     { "encode", cmd_encode }, { "decode", cmd_decode },
-	{ "info", cmd_info },     { "verify", cmd_verify }, { "get", cmd_get },
-	{ "dump", cmd_dump },     { "diff", cmd_diff },     { "purge", cmd_purge },
-	{ "stats", cmd_stats },   { "load", cmd_load },     { "export", cmd_export },
-	{ "import", cmd_import }, { "serve", cmd_serve },
+	{ "demo", cmd_demo, 1 },     { "encode", cmd_encode, 0 }, { "decode", cmd_decode, 1 },
+	{ "info", cmd_info, 0 },     { "verify", cmd_verify, 0 }, { "get", cmd_get, 1 },
+	{ "dump", cmd_dump, 1 },     { "diff", cmd_diff, 1 },     { "purge", cmd_purge, 1 },
+	{ "stats", cmd_stats, 1 },   { "load", cmd_load, 1 },     { "export", cmd_export, 1 },
+	{ "import", cmd_import, 0 }, { "serve", cmd_serve, 0 },
 };
 
 static int run(int argc, char **argv)
@@ -51,9 +58,14 @@ static int run(int argc, char **argv)
 				    argv[2]);
 		return fputs(h, stdout), 0;
 	}
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(cmd, commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(cmd, commands[i].name) != 0)
+			continue;
+		const char *why = commands[i].ldns ? lazy_ldns() : NULL;
+		if (why != NULL)
+			return fail(cmd, NULL, "%s", why);
+		return commands[i].run(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "dnsnap: unknown command '%s' (dnsnap help lists them)\n", cmd);
 	return EXIT_USAGE;
 }

@@ -252,6 +252,18 @@ static const char *secalg_name(unsigned a)
 	return a == 252 ? "INDIRECT" : a == 253 ? "PRIVATEDNS" : a == 254 ? "PRIVATEOID" : NULL;
 }
 
+/* CERT types by their mnemonics (RFC 4398 2.1, as BIND and ldns name them) */
+static const char *cert_type_name(unsigned t)
+{
+	static const char *const names[] = {
+		[1] = "PKIX", [2] = "SPKI",   [3] = "PGP",    [4] = "IPKIX",
+		[5] = "ISPKI", [6] = "IPGP", [7] = "ACPKIX", [8] = "IACPKIX",
+	};
+	if (t < sizeof names / sizeof *names)
+		return names[t];
+	return t == 253 ? "URI" : t == 254 ? "OID" : NULL;
+}
+
 /* SvcParam keys as dig 9.18 names them (7, dohpath, it does not) */
 static void svc_key(FILE *f, unsigned k)
 {
@@ -463,10 +475,10 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 	case 37: { /* CERT: the algorithm by its name */
 		if (n < 5)
 			return -1;
-		ldns_lookup_table *ct = ldns_lookup_by_id(ldns_cert_algorithms, (int)ld16be(p));
+		const char *ct = cert_type_name(ld16be(p));
 		const char *alg = secalg_name(p[4]);
 		if (ct != NULL)
-			fprintf(f, "%s ", ct->name);
+			fprintf(f, "%s ", ct);
 		else
 			fprintf(f, "%u ", ld16be(p));
 		fprintf(f, "%u ", ld16be(p + 2));

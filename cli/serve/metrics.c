@@ -60,6 +60,7 @@
 
 #include <microhttpd.h>
 
+#include "lazy.h"
 #include "metrics.h"
 
 static const char *const rcode_names[RC_N] = {
@@ -539,6 +540,12 @@ int metrics_http_start(const char *addr_port, void (*collect)(void *arg, struct 
 	if (parse_addr_port(addr_port, &ss, &len) != 0) {
 		snprintf(err, errcap, "%s: not an address and port (127.0.0.1:9153, [::1]:9153)",
 			 addr_port);
+		return -1;
+	}
+	/* libmicrohttpd is opened now, by the servers that serve metrics (lazy.h) */
+	const char *why = lazy_mhd();
+	if (why != NULL) {
+		snprintf(err, errcap, "%s", why);
 		return -1;
 	}
 	/* the socket is ours, not MHD's: its errors (address in use, no such

@@ -61,7 +61,7 @@
 #define DEFAULT_MAX_BYTES (512ull << 20)
 #define DEFAULT_SNAPSHOT_EVERY 300
 #define OLD_SNAPSHOT_S 86400   /* a snapshot older than this is warned about */
-#define SAMPLE_ENTRIES 10000   /* entries looked at to tell "mostly expired" */
+#define SAMPLE_ENTRIES 1000    /* entries looked at to tell "mostly expired" */
 
 /* ------------------------------------------------------------- counters */
 

@@ -1150,7 +1150,10 @@ static int write_rr(FILE *out, const xset_t *s, uint16_t type, const uint8_t *rd
 	size_t pos = 0;
 	if (ldns_wire2rdf(rr, wire, 2 + rdlen, &pos) != LDNS_STATUS_OK || pos != 2 + rdlen)
 		goto out;
-	char *text = ldns_rr2str_fmt(ldns_output_format_nocomments, rr);
+	/* ldns's own ldns_output_format_nocomments, made here: a function
+	 * call is what the tool's dlopen() stubs forward, a variable is not */
+	static const ldns_output_format nocomments = { 0, NULL };
+	char *text = ldns_rr2str_fmt(&nocomments, rr);
 	if (text == NULL)
 		goto out;
 	/* a line of its own, whatever the rdata's printer did */
