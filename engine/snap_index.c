@@ -122,6 +122,26 @@ static int fill_one(void *arg, uint64_t pgno, unsigned i, const uint8_t *node, c
 	return 0;
 }
 
+/*
+ * The table is written once, all of it, into memory liblmdb has just
+ * allocated: at 10M entries 128 MiB, 32768 first-touch faults at 4 KiB.
+ * Huge pages where the system gives them on request, and the faults taken
+ * in one call: advice only (contents unchanged), ignored where unknown.
+ */
+static void prefault(uint8_t *p, size_t len)
+{
+	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + ps - 1) & ~(ps - 1), e = ((uintptr_t)p + len) & ~(ps - 1);
+	if (e <= a || e - a < ((uintptr_t)4 << 20))
+		return;
+#ifdef MADV_HUGEPAGE
+	madvise((void *)a, e - a, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+	madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#endif
+}
+
 /* The entries tree of the environment's last commit, through its map. */
 static int entries_tree(const snap_pages_t *pg, tree_t *t)
 {
@@ -244,6 +264,7 @@ static int fill_index(const snap_pages_t *pg, const tree_t *t, MDB_txn *txn, MDB
 	st64le(o + 16, slots);
 	st64le(o + 24, t->entries);
 	st64le(o + 32, t->root);
+	prefault(f->slots, (size_t)slots * 8);
 	memset(f->slots, 0, (size_t)slots * 8);
 	uint64_t bad;
 	rc = walk_leaves(pg, t, fill_one, f, &bad);
