@@ -21,6 +21,7 @@
  * from the copy, so bytes changing under a reader are never trusted twice.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -45,6 +46,21 @@
 #include "snap_page.h"
 #include "tier.h"
 
+/*
+ * Readers inside the map, counted so that close waits for them: one counter
+ * per thread slot, 128 bytes apart (never two in one cache line), so that
+ * lookups on many cores do not all write one line. close() sums them.
+ */
+#define USER_SLOTS 64
+
+typedef struct users {
+	_Atomic long n;
+	char pad[128 - sizeof(long)];
+} users_t;
+
+static _Atomic unsigned next_user_slot;
+static _Thread_local unsigned tl_user_slot = UINT_MAX;
+
 struct dnsnap_snap {
 	snap_pages_t pg;         /* the file, read-only; npages: LMDB's last_pg + 1 */
 	size_t map_len;          /* the file's size at open */
@@ -54,12 +70,38 @@ struct dnsnap_snap {
 	snap_index_t idx;        /* the hash index, when the file has a good one */
 	int fd;                  /* kept open: dnsnap_snap_changed() compares */
 	struct stat st;
-	_Atomic long users;
+	users_t users[USER_SLOTS]; /* readers inside the map, by thread */
 	_Atomic uint64_t bad;    /* damaged values met by lookups */
 	_Atomic uint64_t faults; /* reads that faulted: the file changed in place */
 	dnsnap_snap_info_t info;
 	char path[];
 };
+
+static inline _Atomic long *user_slot(dnsnap_snap_t *s)
+{
+	if (tl_user_slot == UINT_MAX)
+		tl_user_slot = atomic_fetch_add_explicit(&next_user_slot, 1, memory_order_relaxed) %
+			       USER_SLOTS;
+	return &s->users[tl_user_slot].n;
+}
+
+static inline void users_enter(dnsnap_snap_t *s)
+{
+	atomic_fetch_add_explicit(user_slot(s), 1, memory_order_acquire);
+}
+
+static inline void users_leave(dnsnap_snap_t *s)
+{
+	atomic_fetch_sub_explicit(user_slot(s), 1, memory_order_release);
+}
+
+static long users_now(dnsnap_snap_t *s)
+{
+	long n = 0;
+	for (unsigned i = 0; i < USER_SLOTS; i++)
+		n += atomic_load(&s->users[i].n);
+	return n;
+}
 
 /* ----------------------------------------------------------------- guard */
 
@@ -193,10 +235,10 @@ int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_
 		return DNSNAP_EINVAL;
 	if (atomic_load_explicit(&s->faults, memory_order_relaxed) != 0)
 		return DNSNAP_ENOTFOUND; /* the file changed in place: not read again */
-	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+	users_enter(s);
 	fetch_t f = { .key = key, .key_len = key_len, .buf = buf, .cap = cap };
 	int err = GUARDED(s, fetch_in_map(s, &f));
-	atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+	users_leave(s);
 	if (err == DNSNAP_OK && (value_check(key, key_len, buf, f.len) != f.check ||
 				 dnsnap_entry_validate(buf, f.len, NULL) != DNSNAP_OK))
 		err = DNSNAP_ECHECKSUM;
@@ -470,9 +512,9 @@ int dnsnap_snap_scan(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
 	if (atomic_load_explicit(&s->faults, memory_order_relaxed) != 0)
 		err = DNSNAP_ETRUNC;
 	else {
-		atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+		users_enter(s);
 		err = GUARDED(s, scan_in_map(&sc));
-		atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+		users_leave(s);
 	}
 	dnsnap_free(buf);
 	/* a whole walk also accounts for what damaged pages hid */
@@ -780,7 +822,7 @@ void dnsnap_snap_close(dnsnap_snap_t *s)
 {
 	if (s == NULL)
 		return;
-	while (atomic_load(&s->users) != 0)
+	while (users_now(s) != 0)
 		sched_yield();
 	if (s->pg.map != NULL)
 		munmap((void *)s->pg.map, s->map_len);
