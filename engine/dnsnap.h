@@ -464,7 +464,9 @@ void dnsnap_snap_unlock(dnsnap_snap_lock_t *lock);
  * written). Checked in this order (spec/FORMAT.md, "Opening"): LMDB's magic
  * and data format, the page size, the trailer, LMDB's meta pages, the main
  * database (exactly "entries" and "meta", plain keys), the meta record
- * (magic, major version, Value_Check, fields), the entry count.
+ * (magic, major version, Value_Check, fields), the entry count, the hash
+ * index's header (format 2.1; an index that does not fit the file is ignored:
+ * lookups then descend the B-tree).
  * @return DNSNAP_OK; DNSNAP_EMAGIC (not a snapshot; an LMDB file of the
  *         other byte order); DNSNAP_EVERSION (an unknown snapshot major or
  *         LMDB data format: diag names both versions); DNSNAP_ETRUNC (cut
@@ -509,7 +511,10 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 
 /**
  * The deep check: the whole-file checksum, every key and entry validated,
- * key order, the entry count and the digest recomputed.
+ * key order, the entry count and the digest recomputed, then the hash index
+ * (format 2.1), if any: its Value_Check, every entry reached through it, no
+ * slot leading elsewhere (a damaged index is DNSNAP_ECHECKSUM, "the index is
+ * damaged", though lookups still answer right or miss).
  * @return DNSNAP_OK or the first problem (DNSNAP_ECHECKSUM, DNSNAP_E* of an
  *         entry with diag naming it)
  */

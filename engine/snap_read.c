@@ -21,6 +21,7 @@
  * from the copy, so bytes changing under a reader are never trusted twice.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -41,54 +42,66 @@
 #include "dnsnap.h"
 #include "record.h"
 #include "snap_internal.h"
+#include "snap_index.h"
+#include "snap_page.h"
 #include "tier.h"
 
-/* LMDB's data format 1 (64-bit hosts), as the spec states it. */
-#define LMDB_DATA_VERSION 1u
-#define PAGEHDR 16              /* pgno u64, pad u16, flags u16, lower u16, upper u16 */
-#define NODEHDR 8               /* lo u16, hi u16, flags u16, ksize u16 (lo/hi swapped on BE) */
-#define DB_LEN 48               /* MDB_db: pad u32, flags u16, depth u16, 4 counts u64, root u64 */
-#define META_DBS 40             /* the meta page's mm_dbs[2] (free, main), after magic,
-				 * version, address, mapsize */
-#define META_LAST_PG 136
-#define META_TXNID 144
-#define P_BRANCH 0x01
-#define P_LEAF 0x02
-#define P_OVERFLOW 0x04
-#define P_META 0x08
-#define P_DIRTY 0x10            /* never meaningful on disk; tolerated */
-#define F_BIGDATA 0x01
-#define F_SUBDATA 0x02
-#define P_INVALID UINT64_MAX
-#define MAX_DEPTH 32            /* LMDB's cursor stack */
+/*
+ * Readers inside the map, counted so that close waits for them: one counter
+ * per thread slot, 128 bytes apart (never two in one cache line), so that
+ * lookups on many cores do not all write one line. close() sums them.
+ */
+#define USER_SLOTS 64
 
-/* LMDB's fields: host byte order, unaligned. */
-static inline uint16_t h16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t h32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t h64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+typedef struct users {
+	_Atomic long n;
+	char pad[128 - sizeof(long)];
+} users_t;
 
-typedef struct tree {
-	uint64_t root;           /* P_INVALID: empty */
-	unsigned depth;
-	uint64_t entries;
-} tree_t;
+static _Atomic unsigned next_user_slot;
+static _Thread_local unsigned tl_user_slot = UINT_MAX;
 
 struct dnsnap_snap {
-	const uint8_t *map;      /* the file, read-only */
+	snap_pages_t pg;         /* the file, read-only; npages: LMDB's last_pg + 1 */
 	size_t map_len;          /* the file's size at open */
 	uint64_t data_len;       /* LMDB's part: everything before the trailer */
 	uint64_t file_hash;
-	size_t psize;
-	uint64_t npages;         /* pages LMDB committed (last_pg + 1) */
 	tree_t entries;
+	snap_index_t idx;        /* the hash index, when the file has a good one */
 	int fd;                  /* kept open: dnsnap_snap_changed() compares */
 	struct stat st;
-	_Atomic long users;
+	users_t users[USER_SLOTS]; /* readers inside the map, by thread */
 	_Atomic uint64_t bad;    /* damaged values met by lookups */
 	_Atomic uint64_t faults; /* reads that faulted: the file changed in place */
 	dnsnap_snap_info_t info;
 	char path[];
 };
+
+static inline _Atomic long *user_slot(dnsnap_snap_t *s)
+{
+	if (tl_user_slot == UINT_MAX)
+		tl_user_slot = atomic_fetch_add_explicit(&next_user_slot, 1, memory_order_relaxed) %
+			       USER_SLOTS;
+	return &s->users[tl_user_slot].n;
+}
+
+static inline void users_enter(dnsnap_snap_t *s)
+{
+	atomic_fetch_add_explicit(user_slot(s), 1, memory_order_acquire);
+}
+
+static inline void users_leave(dnsnap_snap_t *s)
+{
+	atomic_fetch_sub_explicit(user_slot(s), 1, memory_order_release);
+}
+
+static long users_now(dnsnap_snap_t *s)
+{
+	long n = 0;
+	for (unsigned i = 0; i < USER_SLOTS; i++)
+		n += atomic_load(&s->users[i].n);
+	return n;
+}
 
 /* ----------------------------------------------------------------- guard */
 
@@ -176,153 +189,6 @@ static int guard_fault(dnsnap_snap_t *s)
 		r_;                                                             \
 	})
 
-/* ----------------------------------------------------------------- pages */
-
-/* Page @p pgno if it holds a page of @p kind (P_BRANCH, P_LEAF, P_OVERFLOW). */
-static const uint8_t *page_at(const dnsnap_snap_t *s, uint64_t pgno, unsigned kind)
-{
-	if (pgno < 2 || pgno >= s->npages)
-		return NULL;
-	const uint8_t *p = s->map + pgno * s->psize;
-	if (h64(p) != pgno || (h16(p + 10) & ~(unsigned)P_DIRTY) != kind)
-		return NULL;
-	if (kind == P_OVERFLOW)
-		return p;
-	unsigned lower = h16(p + 12), upper = h16(p + 14);
-	if (lower < PAGEHDR + 2 || lower > upper || upper > s->psize || (lower - PAGEHDR) % 2)
-		return NULL; /* no page LMDB writes is empty */
-	return p;
-}
-
-static inline unsigned nkeys(const uint8_t *p)
-{
-	return (h16(p + 12) - PAGEHDR) / 2u;
-}
-
-/* Node i of branch or leaf page p: its start and its key, inside the page. */
-static int node_at(const dnsnap_snap_t *s, const uint8_t *p, unsigned i, const uint8_t **node,
-		   const uint8_t **key, size_t *key_len)
-{
-	unsigned off = h16(p + PAGEHDR + 2 * i);
-	if (off < h16(p + 14) || off + NODEHDR > s->psize)
-		return 0;
-	const uint8_t *n = p + off;
-	unsigned ks = h16(n + 6);
-	if (off + NODEHDR + ks > s->psize)
-		return 0;
-	*node = n;
-	*key = n + NODEHDR;
-	*key_len = ks;
-	return 1;
-}
-
-/* A branch node's child: 48 bits in lo, hi (a host u32 either way) and flags. */
-static inline uint64_t child_of(const uint8_t *node)
-{
-	return h32(node) | (uint64_t)h16(node + 4) << 32;
-}
-
-/* A leaf node's value: in the page, or on overflow pages (F_BIGDATA). Any
- * other node kind (F_SUBDATA, F_DUPDATA) is one dnsnap never writes here. */
-static int leaf_value(const dnsnap_snap_t *s, const uint8_t *p, const uint8_t *node,
-		      size_t key_len, unsigned want_flags, const uint8_t **val, size_t *len)
-{
-	uint64_t dsize = h32(node);
-	unsigned flags = h16(node + 4);
-	const uint8_t *data = node + NODEHDR + key_len;
-	size_t room = s->psize - (size_t)(data - p);
-	if (flags == F_BIGDATA && want_flags == 0) {
-		if (room < 8)
-			return 0;
-		uint64_t op = h64(data);
-		const uint8_t *o = page_at(s, op, P_OVERFLOW);
-		uint64_t pages = o ? h32(o + 12) : 0;
-		if (o == NULL || pages == 0 || pages > s->npages - op ||
-		    dsize > pages * s->psize - PAGEHDR)
-			return 0;
-		*val = o + PAGEHDR;
-		*len = (size_t)dsize;
-		return 1;
-	}
-	if (flags != want_flags || dsize > room)
-		return 0;
-	*val = data;
-	*len = (size_t)dsize;
-	return 1;
-}
-
-/* The last node of branch page p whose key is <= key (node 0 sorts first). */
-static int branch_pick(const dnsnap_snap_t *s, const uint8_t *p, const uint8_t *key,
-		       size_t key_len, unsigned *pick)
-{
-	unsigned lo = 1, hi = nkeys(p), found = 0;
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-		const uint8_t *node, *k;
-		size_t kl;
-		if (!node_at(s, p, mid, &node, &k, &kl))
-			return 0;
-		if (dnsnap_key_cmp(k, kl, key, key_len) <= 0) {
-			found = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	*pick = found;
-	return 1;
-}
-
-/* The first node of leaf page p whose key is >= key (nkeys if none). */
-static int leaf_seek(const dnsnap_snap_t *s, const uint8_t *p, const uint8_t *key, size_t key_len,
-		     unsigned *pick)
-{
-	unsigned lo = 0, hi = nkeys(p);
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-		const uint8_t *node, *k;
-		size_t kl;
-		if (!node_at(s, p, mid, &node, &k, &kl))
-			return 0;
-		if (dnsnap_key_cmp(k, kl, key, key_len) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*pick = lo;
-	return 1;
-}
-
-/* Find @p key in tree @p t: its raw value (with its Value_Check) in the map.
- * DNSNAP_ENOTFOUND, or DNSNAP_ECHECKSUM for damage on the way. */
-static int tree_get(const dnsnap_snap_t *s, const tree_t *t, const uint8_t *key, size_t key_len,
-		    unsigned want_flags, const uint8_t **val, size_t *len)
-{
-	if (t->root == P_INVALID)
-		return DNSNAP_ENOTFOUND;
-	uint64_t pgno = t->root;
-	for (unsigned level = 0; level + 1 < t->depth; level++) {
-		const uint8_t *p = page_at(s, pgno, P_BRANCH), *node, *k;
-		unsigned i;
-		size_t kl;
-		if (p == NULL || !branch_pick(s, p, key, key_len, &i) || !node_at(s, p, i, &node, &k, &kl))
-			return DNSNAP_ECHECKSUM;
-		pgno = child_of(node);
-	}
-	const uint8_t *p = page_at(s, pgno, P_LEAF), *node, *k;
-	unsigned i;
-	size_t kl;
-	if (p == NULL || !leaf_seek(s, p, key, key_len, &i))
-		return DNSNAP_ECHECKSUM;
-	if (i == nkeys(p))
-		return DNSNAP_ENOTFOUND;
-	if (!node_at(s, p, i, &node, &k, &kl))
-		return DNSNAP_ECHECKSUM;
-	if (dnsnap_key_cmp(k, kl, key, key_len) != 0)
-		return DNSNAP_ENOTFOUND;
-	return leaf_value(s, p, node, kl, want_flags, val, len) ? DNSNAP_OK : DNSNAP_ECHECKSUM;
-}
-
 /* ----------------------------------------------------------------- values */
 
 /*
@@ -353,7 +219,9 @@ static __attribute__((noinline)) int fetch_in_map(const dnsnap_snap_t *s, fetch_
 {
 	const uint8_t *val;
 	size_t len;
-	int err = tree_get(s, &s->entries, f->key, f->key_len, 0, &val, &len);
+	int err = dnsnap__index_get(&s->idx, &s->pg, f->key, f->key_len, &val, &len);
+	if (err == INDEX_FALLBACK)
+		err = tree_get(&s->pg, &s->entries, f->key, f->key_len, 0, &val, &len);
 	if (err == DNSNAP_OK)
 		err = value_copy(val, len, f->buf, f->cap, &f->len, &f->check);
 	return err;
@@ -367,10 +235,10 @@ int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_
 		return DNSNAP_EINVAL;
 	if (atomic_load_explicit(&s->faults, memory_order_relaxed) != 0)
 		return DNSNAP_ENOTFOUND; /* the file changed in place: not read again */
-	atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+	users_enter(s);
 	fetch_t f = { .key = key, .key_len = key_len, .buf = buf, .cap = cap };
 	int err = GUARDED(s, fetch_in_map(s, &f));
-	atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+	users_leave(s);
 	if (err == DNSNAP_OK && (value_check(key, key_len, buf, f.len) != f.check ||
 				 dnsnap_entry_validate(buf, f.len, NULL) != DNSNAP_OK))
 		err = DNSNAP_ECHECKSUM;
@@ -489,8 +357,8 @@ static int scan_value(scan_t *sc, const uint8_t *p, unsigned i, const uint8_t *n
 	size_t vlen, elen;
 	uint32_t check;
 	unsigned at;
-	uint64_t off = (uint64_t)(node - s->map);
-	if (!leaf_value(s, p, node, kl, 0, &val, &vlen) ||
+	uint64_t off = (uint64_t)(node - s->pg.map);
+	if (!leaf_value(&s->pg, p, node, kl, 0, &val, &vlen) ||
 	    value_copy(val, vlen, sc->entry, DNSNAP_ENTRY_MAX, &elen, &check) != DNSNAP_OK) {
 		sc->st.damaged++;
 		scan_damage(sc, DNSNAP_ECHECKSUM, off, "the value lies outside its pages");
@@ -510,7 +378,7 @@ static int scan_value(scan_t *sc, const uint8_t *p, unsigned i, const uint8_t *n
 		what = ed.msg;
 	else if (!in_range(r, sc->key, kl) ||
 		 (sc->prev_len && dnsnap_key_cmp(sc->prev, sc->prev_len, sc->key, kl) >= 0) ||
-		 !leaf_seek(s, p, k, kl, &at) || at != i)
+		 !leaf_seek(&s->pg, p, k, kl, &at) || at != i)
 		e = DNSNAP_EFIELD, what = "out of key order"; /* or a lookup would miss it */
 	if (e != DNSNAP_OK) {
 		sc->st.damaged++;
@@ -544,7 +412,7 @@ static int branch_keys_ok(const dnsnap_snap_t *s, const uint8_t *p, const range_
 	const uint8_t *prev = r->lo, *node, *k;
 	size_t prev_len = r->lo_len, kl;
 	for (unsigned i = 1, n = nkeys(p); i < n; i++) {
-		if (!node_at(s, p, i, &node, &k, &kl) ||
+		if (!node_at(&s->pg, p, i, &node, &k, &kl) ||
 		    (prev != NULL && dnsnap_key_cmp(prev, prev_len, k, kl) >= 0 &&
 		     !(i == 1 && dnsnap_key_cmp(prev, prev_len, k, kl) == 0)))
 			return 0;
@@ -557,16 +425,16 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r
 {
 	dnsnap_snap_t *s = sc->s;
 	int leaf = level + 1 == s->entries.depth;
-	if (++sc->visits > s->npages) { /* a page reached twice: damaged links, a loop */
+	if (++sc->visits > s->pg.npages) { /* a page reached twice: damaged links, a loop */
 		sc->st.bad_pages++;
-		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->npages ? pgno * s->psize : 0,
+		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->pg.npages ? pgno * s->pg.psize : 0,
 			    "pages linked more than once");
 		return 1;
 	}
-	const uint8_t *p = page_at(s, pgno, leaf ? P_LEAF : P_BRANCH);
+	const uint8_t *p = page_at(&s->pg, pgno, leaf ? P_LEAF : P_BRANCH);
 	if (p == NULL) {
 		sc->st.bad_pages++;
-		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->npages ? pgno * s->psize : 0,
+		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->pg.npages ? pgno * s->pg.psize : 0,
 			    leaf ? "a damaged leaf page" : "a damaged branch page");
 		return 0;
 	}
@@ -574,25 +442,25 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r
 	if (!leaf && !branch_keys_ok(s, p, r)) {
 		/* lookups would stray here: the subtree is lost, counted */
 		sc->st.bad_pages++;
-		scan_damage(sc, DNSNAP_ECHECKSUM, pgno * s->psize, "a branch page's keys are out "
+		scan_damage(sc, DNSNAP_ECHECKSUM, pgno * s->pg.psize, "a branch page's keys are out "
 			    "of order");
 		return 0;
 	}
 	if (sc->seeking && sc->prefix_len &&
-	    !(leaf ? leaf_seek(s, p, sc->prefix, sc->prefix_len, &i)
-		   : branch_pick(s, p, sc->prefix, sc->prefix_len, &i)))
+	    !(leaf ? leaf_seek(&s->pg, p, sc->prefix, sc->prefix_len, &i)
+		   : branch_pick(&s->pg, p, sc->prefix, sc->prefix_len, &i)))
 		i = 0; /* a damaged node on the search path: walk the page whole */
 	if (leaf)
 		sc->seeking = 0;
 	for (; i < n; i++) {
 		const uint8_t *node, *k, *next_node, *nk;
 		size_t kl, nkl;
-		if (!node_at(s, p, i, &node, &k, &kl)) {
+		if (!node_at(&s->pg, p, i, &node, &k, &kl)) {
 			if (leaf)
 				sc->st.damaged++;
 			else
 				sc->st.bad_pages++;
-			scan_damage(sc, DNSNAP_ECHECKSUM, pgno * s->psize, "a damaged node");
+			scan_damage(sc, DNSNAP_ECHECKSUM, pgno * s->pg.psize, "a damaged node");
 			continue;
 		}
 		if (leaf) {
@@ -606,7 +474,7 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r
 		if (i > 0)
 			cr.lo = k, cr.lo_len = kl;
 		if (i + 1 < n) {
-			if (!node_at(s, p, i + 1, &next_node, &nk, &nkl))
+			if (!node_at(&s->pg, p, i + 1, &next_node, &nk, &nkl))
 				nk = NULL, nkl = 0; /* reported when its turn comes */
 			cr.hi = nk, cr.hi_len = nkl;
 		}
@@ -644,9 +512,9 @@ int dnsnap_snap_scan(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
 	if (atomic_load_explicit(&s->faults, memory_order_relaxed) != 0)
 		err = DNSNAP_ETRUNC;
 	else {
-		atomic_fetch_add_explicit(&s->users, 1, memory_order_acquire);
+		users_enter(s);
 		err = GUARDED(s, scan_in_map(&sc));
-		atomic_fetch_sub_explicit(&s->users, 1, memory_order_release);
+		users_leave(s);
 	}
 	dnsnap_free(buf);
 	/* a whole walk also accounts for what damaged pages hid */
@@ -747,7 +615,7 @@ static int read_db(dnsnap_snap_t *s, const uint8_t *db, const char *name, tree_t
 {
 	unsigned flags = h16(db + 4);
 	if (flags != 0)
-		return dnsnap__diag(d, DNSNAP_EFIELD, (size_t)(db - s->map),
+		return dnsnap__diag(d, DNSNAP_EFIELD, (size_t)(db - s->pg.map),
 				    "%s: the %s database has LMDB flags 0x%x (%s): dnsnap never "
 				    "writes those", s->path, name, flags,
 				    flags & 0x04 ? "duplicate-sorted data" : "not plain keys");
@@ -755,8 +623,8 @@ static int read_db(dnsnap_snap_t *s, const uint8_t *db, const char *name, tree_t
 	t->entries = h64(db + 32);
 	t->root = h64(db + 40);
 	if (t->root == P_INVALID ? t->depth != 0
-				 : (t->depth == 0 || t->depth > MAX_DEPTH || t->root >= s->npages))
-		return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(db - s->map),
+				 : (t->depth == 0 || t->depth > MAX_DEPTH || t->root >= s->pg.npages))
+		return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(db - s->pg.map),
 				    "%s: the %s database's root (page %llu, depth %u) is damaged",
 				    s->path, name, (unsigned long long)t->root, t->depth);
 	return DNSNAP_OK;
@@ -779,7 +647,7 @@ static const char *not_lmdb(const uint8_t *m, size_t size)
 static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op)
 {
 	dnsnap_diag_t *d = op->d;
-	const uint8_t *m = s->map;
+	const uint8_t *m = s->pg.map;
 	size_t size = s->map_len;
 	/* 1. LMDB's first meta page: magic, data format, page size */
 	if (size < PAGEHDR + META_TXNID + 8 || h32(m + PAGEHDR) != LMDB_MAGIC) {
@@ -798,7 +666,7 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0)
 		return dnsnap__diag(d, DNSNAP_EFIELD, META_DBS, "%s: LMDB page size %zu", s->path,
 				    ps);
-	s->psize = ps;
+	s->pg.psize = ps;
 	/* 2. the trailer */
 	const uint8_t *t = m + size - TRAILER_LEN;
 	if (size < 2 * ps + TRAILER_LEN || memcmp(t, TRAILER_MAGIC, 4) != 0) {
@@ -841,15 +709,15 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 				    "beyond the file's %llu bytes of pages", s->path,
 				    mp == m ? 0 : 1,
 				    (unsigned long long)last, (unsigned long long)s->data_len);
-	s->npages = last + 1;
+	s->pg.npages = last + 1;
 	/* 4. the main database: exactly "entries" and "meta", both plain */
 	tree_t main;
 	if (read_db(s, mp + META_DBS + DB_LEN, "main", &main, d) != DNSNAP_OK)
 		return DNSNAP_ECHECKSUM;
 	const uint8_t *ev, *mv;
 	size_t el, ml;
-	int e1 = tree_get(s, &main, (const uint8_t *)"entries", 7, F_SUBDATA, &ev, &el);
-	int e2 = tree_get(s, &main, (const uint8_t *)"meta", 4, F_SUBDATA, &mv, &ml);
+	int e1 = tree_get(&s->pg, &main, (const uint8_t *)"entries", 7, F_SUBDATA, &ev, &el);
+	int e2 = tree_get(&s->pg, &main, (const uint8_t *)"meta", 4, F_SUBDATA, &mv, &ml);
 	if (e1 == DNSNAP_ENOTFOUND || e2 == DNSNAP_ENOTFOUND || main.entries != 2)
 		return dnsnap__diag(d, DNSNAP_EMAGIC, mp_off + META_DBS + DB_LEN,
 				    "%s: an LMDB file that is not a dnsnap snapshot (its databases "
@@ -869,8 +737,8 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	/* 5. the meta record */
 	const uint8_t *rec;
 	size_t rl;
-	err = tree_get(s, &meta, (const uint8_t *)META_KEY, 4, 0, &rec, &rl);
-	if (err != DNSNAP_OK || rl < VALUE_CHECK_LEN || meta.entries != 1)
+	err = tree_get(&s->pg, &meta, (const uint8_t *)META_KEY, 4, 0, &rec, &rl);
+	if (err != DNSNAP_OK || rl < VALUE_CHECK_LEN || meta.entries < 1) /* 2.1: and others */
 		return dnsnap__diag(d, err == DNSNAP_ENOTFOUND ? DNSNAP_EMAGIC : DNSNAP_ECHECKSUM,
 				    meta.root * ps, "%s: %s", s->path, err == DNSNAP_ENOTFOUND
 				    ? "no meta record: not a dnsnap snapshot"
@@ -887,6 +755,19 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 				   (unsigned long long)s->entries.entries,
 				   s->entries.entries == 1 ? "y" : "ies",
 				   (unsigned long long)s->info.entry_count);
+	/* 6. the index record (2.1), optional: its header only, O(1); a bad one is
+	 * ignored here (the B-tree serves) and reported by the deep check */
+	const uint8_t *iv;
+	size_t il;
+	int e3 = err == DNSNAP_OK ? tree_get(&s->pg, &meta, (const uint8_t *)INDEX_KEY,
+					     sizeof INDEX_KEY - 1, 0, &iv, &il) : DNSNAP_ENOTFOUND;
+	if (e3 == DNSNAP_OK) {
+		dnsnap__index_open(&s->idx, &s->pg, iv, il, &s->entries);
+	} else if (e3 != DNSNAP_ENOTFOUND) {
+		s->idx.val = s->pg.map; /* there, but its node is damaged */
+		s->idx.why = "its node in the meta database is damaged";
+		s->idx.why_off = (size_t)(meta.root * ps);
+	}
 	return err;
 }
 
@@ -920,7 +801,7 @@ int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
 		if (p == MAP_FAILED)
 			err = dnsnap__diag(d, -errno, 0, "%s: mmap: %s", path, strerror(errno));
 		else
-			s->map = p;
+			s->pg.map = p;
 	}
 	if (err == DNSNAP_OK) {
 		opening_t op = { .d = d };
@@ -941,10 +822,10 @@ void dnsnap_snap_close(dnsnap_snap_t *s)
 {
 	if (s == NULL)
 		return;
-	while (atomic_load(&s->users) != 0)
+	while (users_now(s) != 0)
 		sched_yield();
-	if (s->map != NULL)
-		munmap((void *)s->map, s->map_len);
+	if (s->pg.map != NULL)
+		munmap((void *)s->pg.map, s->map_len);
 	if (s->fd >= 0)
 		close(s->fd);
 	dnsnap_free(s);
@@ -997,7 +878,7 @@ static int verify_one(void *arg, const uint8_t *key, size_t key_len, const uint8
 
 static __attribute__((noinline)) int hash_in_map(const dnsnap_snap_t *s, uint64_t *h)
 {
-	*h = XXH3_64bits(s->map, (size_t)s->data_len);
+	*h = XXH3_64bits(s->pg.map, (size_t)s->data_len);
 	return DNSNAP_OK;
 }
 
@@ -1017,6 +898,18 @@ int dnsnap_snap_check_hash(dnsnap_snap_t *s, dnsnap_diag_t *d)
 	return DNSNAP_OK;
 }
 
+/* The index's deep check (snap_index.c), under the guard. */
+typedef struct index_check {
+	dnsnap_snap_t *s;
+	dnsnap_diag_t *d;
+} index_check_t;
+
+static __attribute__((noinline)) int index_in_map(index_check_t *ic)
+{
+	dnsnap_snap_t *s = ic->s;
+	return dnsnap__index_verify(&s->idx, &s->pg, &s->entries, s->path, ic->d);
+}
+
 int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_diag_t *d)
 {
 	int err = dnsnap_snap_check_hash(s, d);
@@ -1033,5 +926,27 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_dia
 	if (err == DNSNAP_OK && XXH3_64bits_digest(v.xs) != s->info.digest)
 		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 30, "%s: digest mismatch", s->path);
 	XXH3_freeState(v.xs);
+	if (err == DNSNAP_OK) {
+		index_check_t ic = { .s = s, .d = d };
+		err = GUARDED(s, index_in_map(&ic));
+		if (err == DNSNAP_ETRUNC && atomic_load(&s->faults) != 0)
+			err = dnsnap__diag(d, err, 0, "%s: the file changed in place while being "
+					   "read", s->path);
+	}
 	return err;
+}
+
+/* ------------------------------------------------------------ test hooks */
+
+int dnsnap__snap_index_where(const dnsnap_snap_t *s, size_t *off, size_t *len, const char **why)
+{
+	*off = s->idx.val != NULL ? (size_t)(s->idx.val - s->pg.map) : 0;
+	*len = s->idx.len;
+	*why = s->idx.why;
+	return s->idx.slots != NULL ? 1 : s->idx.val != NULL ? -1 : 0;
+}
+
+void dnsnap__snap_index_off(dnsnap_snap_t *s)
+{
+	s->idx.slots = NULL;
 }

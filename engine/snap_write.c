@@ -37,6 +37,7 @@
 #include "dnsnap.h"
 #include "expiry.h"
 #include "record.h"
+#include "snap_index.h"
 #include "snap_internal.h"
 
 #define COMMIT_BYTES (64u << 20)   /* bound each write transaction's dirty pages */
@@ -417,8 +418,10 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dns
 	uint8_t m[256];
 	size_t ml = meta_record(m, w->n, XXH3_64bits_digest(w->xs));
 	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
-	const char *what = "mdb_put meta";
-	int rc = mdb_put(w->txn, w->meta, &k, &v, 0);
+	const char *what;
+	int rc = dnsnap__snap_index_put(w->env, &w->txn, w->meta, &what);
+	if (rc == 0)
+		what = "mdb_put meta", rc = mdb_put(w->txn, w->meta, &k, &v, 0);
 	if (rc == 0)
 		what = "mdb_txn_commit", rc = mdb_txn_commit(w->txn);
 	w->txn = NULL;

@@ -59,7 +59,7 @@ extern "C" {
  * added a Value_Check to every value. Keys, entries and the export stream
  * stay at DNSNAP_FORMAT_MAJOR.DNSNAP_FORMAT_MINOR. */
 #define DNSNAP_SNAP_MAJOR 2
-#define DNSNAP_SNAP_MINOR 0
+#define DNSNAP_SNAP_MINOR 1
 
 /* Error codes. Values are part of the format's contract (spec/FORMAT.md,
  * "Errors"; vectors name them): append only, explicit values, never reused. */

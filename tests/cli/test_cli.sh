@@ -6,7 +6,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . tests/cli/lib.sh
 
-expect "--version" 0 "$bin" --version && grep -q '^dnsnap .* (entries and export stream 1\.0, snapshots 2\.0)$' "$tmp/out" ||
+expect "--version" 0 "$bin" --version && grep -q '^dnsnap .* (entries and export stream 1\.0, snapshots 2\.1)$' "$tmp/out" ||
 	{ echo "not ok - version line"; fails=$((fails + 1)); }
 expect "--help" 0 "$bin" --help
 expect "no command is bad usage" 2 "$bin"

@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 }
 EOF
 cat >"$tmp/prog.want" <<EOF
-dnsnap $version (entries and export stream 1.0, snapshots 2.0)
+dnsnap $version (entries and export stream 1.0, snapshots 2.1)
 cache: id 4321, 1 answer, ttl 200, 192.0.2.1
 snapshot: id 4321, 1 answer, ttl 100, 192.0.2.1
 imported: id 4321, 1 answer, ttl 50, 192.0.2.1

@@ -45,7 +45,7 @@ cp "$one" "$odd"
 expect "info --json: an odd path" 0 "$bin" info --json --now $T "$odd" &&
 	json_ok "info --json: valid, file is the path" "d['file'] == $WANT" "$odd"
 json_ok "info --json: members" "d['entries'] == 1 and d['live'] == 1 and d['expired'] == 0 and \
-d['damaged'] == 0 and d['format'] == '2.0' and d['digest'] == 'b356f0ba257ceed9' and \
+d['damaged'] == 0 and d['format'] == '2.1' and d['digest'] == 'b356f0ba257ceed9' and \
 d['file_size'] == os.path.getsize(sys.argv[0]) and isinstance(d['bytes_per_entry'], float) and \
 d['created_at'].endswith('Z') and d['writer'].startswith('dnsnap ')" "$odd"
 expect "verify --json: an odd path" 0 "$bin" verify --json "$odd" &&

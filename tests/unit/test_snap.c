@@ -249,6 +249,7 @@ static void test_opening_refuses_what_is_not_a_whole_snapshot(void **state)
 			m = buf + i;
 	assert_non_null(m);
 	m[4] = 3; /* Format_Major 3 */
+	m[6] = 0; /* Format_Minor 0 (written: 1) */
 	write_file(path("v3.snap"), buf, n);
 	assert_int_equal(open_err(path("v3.snap"), &d), DNSNAP_EVERSION);
 	assert_non_null(strstr(d.msg, "snapshot format 3.0, this dnsnap reads 2.x"));

@@ -453,6 +453,45 @@ static void test_snapshot_vectors_read_as_the_spec_says(void **state)
 	assert_int_equal(dnsnap_snap_open(VEC "/invalid/404-snapshot-trailer-reserved.snap", &s,
 					  &d), DNSNAP_ERESERVED);
 	assert_int_equal(d.offset, fl - 20);
+	/* 405 (format 2.1): the same entry, with the index record; found through it */
+	assert_int_equal(dnsnap_snap_open(VEC "/valid/405-snapshot-index.snap", &s, &d), DNSNAP_OK);
+	dnsnap_snap_info_t in;
+	dnsnap_snap_info(s, &in);
+	assert_int_equal(in.minor, 1);
+	assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_OK);
+	assert_int_equal(dnsnap_snap_get(s, key, sizeof key, v, sizeof v, &vl), DNSNAP_OK);
+	assert_int_equal(vl, el);
+	assert_memory_equal(v, entry, el);
+	dnsnap_snap_close(s);
+	/* 406-408: the index damaged, the trailer's File_Hash made right again; the
+	 * entry a miss (406, its slot at another page) or found through the B-tree
+	 * (407, a header that does not fit) or through the index (408, whose
+	 * Value_Check only the deep check reads); verify names the spot */
+	static const struct {
+		const char *file;
+		int get;
+		size_t off;
+		const char *msg;
+	} idx[] = {
+		{ VEC "/invalid/406-snapshot-index-wrong-page.snap", DNSNAP_ENOTFOUND, 0x3fbe,
+		  "entry 0 (at 0x3fbe) is not reached through it" },
+		{ VEC "/invalid/407-snapshot-index-slot-count.snap", DNSNAP_OK, 20387,
+		  "Slot_Count and the record's length disagree" },
+		{ VEC "/invalid/408-snapshot-index-value-check.snap", DNSNAP_OK, 20475,
+		  "Value_Check mismatch" },
+	};
+	for (size_t i = 0; i < sizeof idx / sizeof idx[0]; i++) {
+		assert_int_equal(dnsnap_snap_open(idx[i].file, &s, &d), DNSNAP_OK);
+		assert_int_equal(dnsnap_snap_get(s, key, sizeof key, v, sizeof v, &vl), idx[i].get);
+		if (idx[i].get == DNSNAP_OK)
+			assert_memory_equal(v, entry, el);
+		assert_int_equal(dnsnap_snap_bad_entries(s), 0);
+		assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_ECHECKSUM);
+		assert_int_equal(d.offset, idx[i].off);
+		assert_non_null(strstr(d.msg, "the index is damaged"));
+		assert_non_null(strstr(d.msg, idx[i].msg));
+		dnsnap_snap_close(s);
+	}
 	free(file);
 	free(bin);
 }
