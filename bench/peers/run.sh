@@ -44,9 +44,9 @@
 # Threads: 2 for every server (dnsnap --threads 2, Unbound num-threads 2, two
 # kresd processes on one SO_REUSEPORT address sharing one cache, PowerDNS
 # Recursor threads=2 each on its own SO_REUSEPORT socket, dnsdist two
-# SO_REUSEPORT UDP listeners). dnsperf and
-# dnsprobe run on the same machine and share its cores: on a 2-core machine
-# the client takes a large share of the CPU, so every figure is a floor.
+# SO_REUSEPORT UDP listeners). dnsperf and dnsprobe run on the same machine
+# and share its cores: on a 2-core machine the client takes a large share of
+# the CPU, so every figure is a floor.
 # Network: nothing leaves 127.0.0.1 (Unbound, kresd and PowerDNS Recursor send
 # from 127.0.0.1, IPv6 off, kresd's root priming and trust-anchor modules
 # unloaded, PowerDNS Recursor without root hints or security polling,
