@@ -47,7 +47,7 @@ PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmo
        unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3
 # ...and those of the peer and deploy benchmarks (make bench-peers and make bench-deploy
 # install them; make test does not).
-PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils dnsdist python3
+PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils dnsdist pdns-recursor python3
 PEERS_NAMES ?= 100000
 # ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
 # the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
@@ -216,7 +216,7 @@ bench-instr: deps $(BUILD)/bench_instr               ## instructions per lookup,
 bench-10m: deps $(BUILD)/bench_cache $(BUILD)/bench_snap ## issue 13's table at 10M entries (4 GB of RAM)
 	$(Q)bench/bench_10m.sh $(BUILD) $(BENCH_10M_DIR)
 
-bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs Unbound, kresd (PEERS_NAMES)
+bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs Unbound, kresd, dnsdist, pdns (PEERS_NAMES)
 	$(call install_missing,$(PKGS_PEERS),make bench-peers)
 	bench/peers/run.sh $(BUILD) $(PEERS_NAMES)
 
