@@ -138,9 +138,15 @@ static _Thread_local unsigned rslot_mine
 static inline struct rslot *my_rslot(dnsnap_cache_t *c)
 {
 	unsigned k = rslot_mine;
-	if (k == UINT_MAX)
-		rslot_mine = k = atomic_fetch_add_explicit(&rslot_drawn, 1, memory_order_seq_cst) %
-				 NREADERS;
+	if (k == UINT_MAX) {
+		/* Draw only while slots are free: the count stops near NREADERS
+		 * and never wraps (a wrapped count would hide slots in use from
+		 * shard_wrlock()'s scan). Later threads share slot 0..63. */
+		unsigned d = atomic_load_explicit(&rslot_drawn, memory_order_seq_cst);
+		if (d < NREADERS)
+			d = atomic_fetch_add_explicit(&rslot_drawn, 1, memory_order_seq_cst);
+		rslot_mine = k = d % NREADERS;
+	}
 	return &c->readers[k];
 }
 

@@ -332,7 +332,11 @@ int dnsnap__index_get(const snap_index_t *x, const snap_pages_t *pg, const uint8
 		return INDEX_FALLBACK;
 	uint64_t h = XXH3_64bits_withSeed(key, key_len, x->seed), pos = h & x->mask;
 	uint64_t fp = h >> 48;
-	for (uint64_t n = 0; n <= x->mask; n++, pos = (pos + 1) & x->mask) {
+	/* A written probe run holds at most Entry_Count occupied slots: a run
+	 * longer than that (or than the table) is damage, and reading it all
+	 * would let a hostile file cost a miss the whole table. */
+	uint64_t most = x->count < x->mask ? x->count : x->mask;
+	for (uint64_t n = 0; n <= most; n++, pos = (pos + 1) & x->mask) {
 		uint64_t s = ld64le(x->slots + 8 * pos);
 		uint64_t pgno = s & UINT32_MAX;
 		if (pgno == 0)
