@@ -863,6 +863,7 @@ int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots
 	out->n = 0;
 	out->skipped = 0;
 	out->r = count ? dnsnap_malloc(count * sizeof *out->r) : NULL;
+	out->cap = count;
 	if (count && out->r == NULL)
 		return DNSNAP_ENOMEM;
 	for (size_t i = 0; i < cap; i++) {

@@ -34,7 +34,7 @@ typedef struct dnsnap_refval {
 
 typedef struct dnsnap_refs {
 	dnsnap_ref_t *r;         /* the caller frees it */
-	size_t n;
+	size_t n, cap;           /* refs, and room for refs in r */
 	uint64_t skipped;        /* expired at now */
 	double held_ms;          /* how long the shard's lock was held */
 } dnsnap_refs_t;

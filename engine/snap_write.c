@@ -61,10 +61,18 @@ static int ref_cmp(const dnsnap_ref_t *a, const dnsnap_ref_t *b)
 
 #define SORT_RUN 16
 
+/* A sorter's second array, kept from shard to shard (its pages are faulted
+ * in once). */
+typedef struct sort_tmp {
+	dnsnap_ref_t *r;
+	size_t cap;
+} sort_tmp_t;
+
 /* Sort one shard's refs: insertion sort of runs of SORT_RUN, then bottom-up
- * merges between the array and a second one (sequential passes, n log n
- * comparisons whatever the input). The sorted array replaces rs->r. */
-static int ref_sort(dnsnap_refs_t *rs)
+ * merges between the array and @p tmp's (sequential passes, n log n
+ * comparisons whatever the input). The sorted array ends in rs->r; the other
+ * one becomes @p tmp's. */
+static int ref_sort(dnsnap_refs_t *rs, sort_tmp_t *tmp)
 {
 	size_t n = rs->n;
 	dnsnap_ref_t *a = rs->r, *b;
@@ -80,8 +88,14 @@ static int ref_sort(dnsnap_refs_t *rs)
 	}
 	if (n <= SORT_RUN)
 		return DNSNAP_OK;
-	if ((b = dnsnap_malloc(n * sizeof *b)) == NULL)
-		return DNSNAP_ENOMEM;
+	if (tmp->cap < n) {
+		dnsnap_free(tmp->r);
+		tmp->cap = 0;
+		if ((tmp->r = dnsnap_malloc(n * sizeof *tmp->r)) == NULL)
+			return DNSNAP_ENOMEM;
+		tmp->cap = n;
+	}
+	b = tmp->r;
 	for (size_t w = SORT_RUN; w < n; w *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
@@ -97,8 +111,13 @@ static int ref_sort(dnsnap_refs_t *rs)
 		a = b;
 		b = t;
 	}
-	dnsnap_free(b);
-	rs->r = a;
+	if (a != rs->r) { /* the result is in tmp's array: swap them */
+		size_t tc = tmp->cap;
+		tmp->r = rs->r;
+		tmp->cap = rs->cap;
+		rs->r = a;
+		rs->cap = tc;
+	}
 	return DNSNAP_OK;
 }
 
@@ -114,15 +133,17 @@ typedef struct collect {
 
 static int collect_some(collect_t *cl)
 {
-	dnsnap_slots_t tmp = { 0 };
+	dnsnap_slots_t slots = { 0 };
+	sort_tmp_t tmp = { 0 };
 	int err = DNSNAP_OK;
 	unsigned k;
 	while (err == DNSNAP_OK && (k = atomic_fetch_add(&cl->next, 1)) < DNSNAP_SHARDS) {
-		err = dnsnap__cache_refs(cl->c, k, cl->now, &tmp, &cl->run[k]);
+		err = dnsnap__cache_refs(cl->c, k, cl->now, &slots, &cl->run[k]);
 		if (err == DNSNAP_OK)
-			err = ref_sort(&cl->run[k]);
+			err = ref_sort(&cl->run[k], &tmp);
 	}
-	dnsnap_free(tmp.slot);
+	dnsnap_free(slots.slot);
+	dnsnap_free(tmp.r);
 	return err;
 }
 
@@ -400,6 +421,12 @@ static int snapw_next_txn(dnsnap_snapw_t *w, dnsnap_diag_t *d)
 		rc = mdb_txn_commit(w->txn); /* frees the cursor */
 		w->txn = NULL;
 		w->cur = NULL;
+		/* Start writing back what this transaction wrote (no wait): the
+		 * disk works while the next one is built, the final sync has
+		 * less left to do. */
+		int fd;
+		if (rc == 0 && mdb_env_get_fd(w->env, &fd) == 0)
+			sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	}
 	MDB_envinfo ei;
 	if (rc == 0)
