@@ -881,6 +881,19 @@ int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots
 	return DNSNAP_OK;
 }
 
+size_t dnsnap__cache_deferred(dnsnap_cache_t *c)
+{
+	size_t n = 0;
+	for (unsigned k = 0; k < NSHARDS; k++) {
+		struct shard *s = &c->shards[k];
+		pthread_rwlock_rdlock(&s->lock);
+		for (const struct deferred *b = s->deferred; b != NULL; b = b->next)
+			n += b->n;
+		pthread_rwlock_unlock(&s->lock);
+	}
+	return n;
+}
+
 void dnsnap__ref_get(const dnsnap_ref_t *r, dnsnap_refval_t *v)
 {
 	const struct centry *e = r->e;

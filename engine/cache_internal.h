@@ -58,6 +58,9 @@ void dnsnap__cache_unpin(dnsnap_cache_t *c);
 int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
 		       dnsnap_refs_t *out);
 
+/* How many removed entries wait for the last unpin (for tests). */
+size_t dnsnap__cache_deferred(dnsnap_cache_t *c);
+
 /* The key, entry and hit count of a ref (the cache pinned). */
 void dnsnap__ref_get(const dnsnap_ref_t *r, dnsnap_refval_t *v);
 
