@@ -866,7 +866,7 @@ int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots
 	out->cap = count;
 	if (count && out->r == NULL)
 		return DNSNAP_ENOMEM;
-	for (size_t i = 0; i < cap; i++) {
+	for (size_t i = 0; i < cap && out->n + out->skipped < count; i++) {
 		if (tmp->slot[i] == 0)
 			continue;
 		const struct centry *e = slot_entry(tmp->slot[i]);

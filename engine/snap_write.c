@@ -3,8 +3,10 @@
  *
  *   [ LMDB pages: databases "entries" (key -> entry) and "meta" ][ Trailer ]
  *
- * The live entries are copied out of the cache shard by shard (lookups go
- * on), sorted by key, appended with MDB_APPEND into a file beside the target
+ * The live entries are taken by reference (the cache pinned: each shard's
+ * index copied under its read lock, the entries read after it, without
+ * locks), sorted by key per shard on two threads, merged, appended with
+ * MDB_APPEND through one cursor into a file beside the target
  * (TARGET.tmp.PID, mode 0600, no lock file), meta record last; then synced,
  * the 24-byte trailer (a checksum of every byte before it) appended and
  * synced, the replaced file's mode, owner and group given to it, and the file
