@@ -89,6 +89,7 @@ struct deferred {
 struct shard {
 	pthread_rwlock_t lock;
 	struct deferred *deferred; /* under lock; see dnsnap__cache_pin() */
+	uint64_t wraps;          /* entries unslot() moved from the start to the end */
 	uint64_t *slots;
 	size_t cap;
 	size_t count;
@@ -197,6 +198,7 @@ static void unslot(struct shard *s, size_t i)
 		/* v may move to i if its home k is not cyclically in (i, j] */
 		int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
 		if (!stays) {
+			s->wraps += i > j; /* across the table's end: see dnsnap__cache_refs() */
 			s->slots[i] = v;
 			i = j;
 		}
@@ -824,19 +826,26 @@ static void key_prefix16(const uint8_t *k, size_t n, uint64_t pre[2])
 	pre[1] = ld64be(b + 8);
 }
 
-int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
-		       dnsnap_refs_t *out)
+/* Copy a shard's slot array a chunk at a time, from its end down, the lock
+ * released between chunks so that an insert never waits for more than one.
+ * Meanwhile an insert lands in the copy or not (either is right); a removal
+ * shifts entries of its run to lower slots, so one not yet copied stays
+ * below the cursor, and one copied may be copied twice (the caller drops
+ * the second). Only a shift across the table's end, or a grow (all slots
+ * rehashed), could carry an entry past the cursor unseen: then the shard
+ * is copied again. *cap_out: the slots copied (the table's size). */
+size_t dnsnap__copy_chunk = 32768; /* slots: 256 KiB, well under a millisecond */
+void (*dnsnap__copy_hook)(void *arg);
+void *dnsnap__copy_hook_arg;
+
+static int copy_slots(struct shard *s, dnsnap_slots_t *tmp, size_t *cap_out, double *held)
 {
-	struct shard *s = &c->shards[k];
-	struct timespec t0;
-	size_t cap;
-	/* The copy's pages are touched outside the lock (their faults cost more
-	 * than the copy); if the table grew meanwhile, size it again. */
 	for (;;) {
 		pthread_rwlock_rdlock(&s->lock);
-		cap = s->cap;
+		size_t cap = s->cap;
+		uint64_t wraps = s->wraps;
 		pthread_rwlock_unlock(&s->lock);
-		if (cap > tmp->cap) {
+		if (cap > tmp->cap) { /* faulted in outside the lock */
 			size_t ncap = cap + cap / 2;
 			uint64_t *ns = dnsnap_malloc(ncap * sizeof *ns);
 			if (ns == NULL)
@@ -846,27 +855,52 @@ int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots
 			tmp->slot = ns;
 			tmp->cap = ncap;
 		}
-		pthread_rwlock_rdlock(&s->lock);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		cap = s->cap;
-		if (cap <= tmp->cap)
-			break;
-		pthread_rwlock_unlock(&s->lock);
+		int again = 0;
+		for (size_t hi = cap; hi > 0 && !again;) {
+			size_t chunk = dnsnap__copy_chunk ? dnsnap__copy_chunk : 1;
+			size_t lo = hi > chunk ? hi - chunk : 0;
+			struct timespec t0;
+			pthread_rwlock_rdlock(&s->lock);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			again = s->cap != cap || s->wraps != wraps;
+			if (!again)
+				memcpy(tmp->slot + lo, s->slots + lo, (hi - lo) * sizeof *tmp->slot);
+			double ms = ms_since(&t0);
+			pthread_rwlock_unlock(&s->lock);
+			if (ms > *held)
+				*held = ms;
+			hi = lo;
+			if (dnsnap__copy_hook != NULL && hi > 0)
+				dnsnap__copy_hook(dnsnap__copy_hook_arg);
+		}
+		if (!again) {
+			*cap_out = cap;
+			return DNSNAP_OK;
+		}
 	}
-	if (cap > 0)
-		memcpy(tmp->slot, s->slots, cap * sizeof *s->slots);
-	size_t count = s->count;
-	out->held_ms = ms_since(&t0);
-	pthread_rwlock_unlock(&s->lock);
+}
 
-	/* The entries named stay allocated until unpin (the caller pinned). */
+int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
+		       dnsnap_refs_t *out)
+{
+	struct shard *s = &c->shards[k];
+	size_t cap = 0, count = 0;
 	out->n = 0;
 	out->skipped = 0;
+	out->held_ms = 0;
+	out->r = NULL;
+	out->cap = 0;
+	int err = copy_slots(s, tmp, &cap, &out->held_ms);
+	if (err != DNSNAP_OK)
+		return err;
+	for (size_t i = 0; i < cap; i++)
+		count += tmp->slot[i] != 0;
+	/* The entries named stay allocated until unpin (the caller pinned). */
 	out->r = count ? dnsnap_malloc(count * sizeof *out->r) : NULL;
 	out->cap = count;
 	if (count && out->r == NULL)
 		return DNSNAP_ENOMEM;
-	for (size_t i = 0; i < cap && out->n + out->skipped < count; i++) {
+	for (size_t i = 0; i < cap; i++) {
 		if (tmp->slot[i] == 0)
 			continue;
 		const struct centry *e = slot_entry(tmp->slot[i]);

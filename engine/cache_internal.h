@@ -52,11 +52,20 @@ void dnsnap__cache_pin(dnsnap_cache_t *c);
 void dnsnap__cache_unpin(dnsnap_cache_t *c);
 
 /* Refs to the entries of shard @p k (0 to DNSNAP_SHARDS - 1) live at @p now,
- * in no order. The shard's read lock is held only to copy its slot array
- * into @p tmp (lookups go on; inserts into it wait that long). The cache
- * must be pinned. @return DNSNAP_OK or DNSNAP_ENOMEM */
+ * in no order, a key possibly twice (see dnsnap__copy_chunk). The shard's
+ * read lock is held only to copy its slot array into @p tmp, a chunk at a
+ * time (lookups go on; inserts into it wait for one chunk at most). The
+ * cache must be pinned. @return DNSNAP_OK or DNSNAP_ENOMEM */
 int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
 		       dnsnap_refs_t *out);
+
+/* Slots copied per hold of a shard's lock by dnsnap__cache_refs() (tests
+ * make it small); the refs may then name a key twice (an entry moved by a
+ * removal meanwhile): the writer keeps one. */
+extern size_t dnsnap__copy_chunk;
+/* For tests: called between two chunks (no lock held). */
+extern void (*dnsnap__copy_hook)(void *arg);
+extern void *dnsnap__copy_hook_arg;
 
 /* How many removed entries wait for the last unpin (for tests). */
 size_t dnsnap__cache_deferred(dnsnap_cache_t *c);

@@ -123,6 +123,25 @@ static int ref_sort(dnsnap_refs_t *rs, sort_tmp_t *tmp)
 	return DNSNAP_OK;
 }
 
+/* Drop a key's second ref (a shard copied in chunks while a removal moved
+ * an entry may name it twice): the later Inception stays. */
+static void ref_dedup(dnsnap_refs_t *rs)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		if (o > 0 && ref_cmp(&rs->r[o - 1], &rs->r[i]) == 0) {
+			dnsnap_refval_t x, y;
+			dnsnap__ref_get(&rs->r[o - 1], &x);
+			dnsnap__ref_get(&rs->r[i], &y);
+			if ((int32_t)(ld32le(y.entry) - ld32le(x.entry)) > 0)
+				rs->r[o - 1] = rs->r[i];
+			continue;
+		}
+		rs->r[o++] = rs->r[i];
+	}
+	rs->n = o;
+}
+
 /* The shards' refs, collected and sorted by two threads (the writer and a
  * helper), each taking the next shard not yet taken. */
 typedef struct collect {
@@ -143,6 +162,8 @@ static int collect_some(collect_t *cl)
 		err = dnsnap__cache_refs(cl->c, k, cl->now, &slots, &cl->run[k]);
 		if (err == DNSNAP_OK)
 			err = ref_sort(&cl->run[k], &tmp);
+		if (err == DNSNAP_OK)
+			ref_dedup(&cl->run[k]);
 	}
 	dnsnap_free(slots.slot);
 	dnsnap_free(tmp.r);

@@ -7,6 +7,7 @@
  * fails it; under make tsan, a race.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -250,36 +251,35 @@ static void test_evictions_while_pinned_are_deferred_then_freed(void **state)
 	dnsnap_cache_free(c);
 }
 
-/* A whole write while another thread inserts, replaces and removes: the
- * file checks, holds every entry that stayed throughout, and the cache
- * frees what was removed. */
-typedef struct writer {
+/* Writes while another thread inserts, replaces and removes, the shards
+ * copied in small chunks: each file checks (keys strictly increasing: an
+ * entry copied twice is written once), holds every entry that stayed
+ * throughout (none moved past the copy unseen), and the cache frees what
+ * was removed. */
+typedef struct churner {
 	dnsnap_cache_t *c;
-	const char *path;
-	int err;
-	int done;
-	pthread_mutex_t mu;
-	dnsnap_snap_write_stats_t st;
-} writer_t;
+	_Atomic int stop;
+	int failed;
+	unsigned ops;
+} churner_t;
 
-static void *write_snap(void *arg)
+static void *churn_on(void *arg)
 {
-	writer_t *w = arg;
-	dnsnap_diag_t d = { 0 };
-	int err = dnsnap_snap_write(w->c, w->path, NOW, &w->st, &d);
-	pthread_mutex_lock(&w->mu);
-	w->err = err;
-	w->done = 1;
-	pthread_mutex_unlock(&w->mu);
+	churner_t *ch = arg;
+	dnsnap_encoded_t *scratch = malloc(sizeof *scratch);
+	ch->failed = scratch == NULL;
+	for (unsigned i = 0; !ch->failed && !atomic_load(&ch->stop); i++) {
+		unsigned k = i % 20000;
+		if (i % 2)
+			remove_name(ch->c, scratch, "churn", k);
+		else
+			ch->failed |= put_name_a(ch->c, scratch, "churn", k, i) != DNSNAP_OK;
+		if (i % 4 == 0)
+			ch->failed |= put_name_a(ch->c, scratch, "late", i, i) != DNSNAP_OK;
+		ch->ops = i;
+	}
+	free(scratch);
 	return NULL;
-}
-
-static int writer_done(writer_t *w)
-{
-	pthread_mutex_lock(&w->mu);
-	int done = w->done;
-	pthread_mutex_unlock(&w->mu);
-	return done;
 }
 
 static int count_stable(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
@@ -295,7 +295,7 @@ static int count_stable(void *arg, const uint8_t *key, size_t key_len, const uin
 	return 0;
 }
 
-static void test_a_write_amid_inserts_and_removals_keeps_every_stable_entry(void **state)
+static void test_writes_amid_inserts_and_removals_keep_every_stable_entry(void **state)
 {
 	(void)state;
 	char dir[256];
@@ -307,35 +307,98 @@ static void test_a_write_amid_inserts_and_removals_keeps_every_stable_entry(void
 		assert_int_equal(put_name_a(c, scratch, "stable", i, i), DNSNAP_OK);
 		assert_int_equal(put_name_a(c, scratch, "churn", i, i), DNSNAP_OK);
 	}
-	writer_t w = { .c = c, .path = tmpdir_path(dir, "a.snap") };
-	pthread_mutex_init(&w.mu, NULL);
+	size_t chunk = dnsnap__copy_chunk;
+	dnsnap__copy_chunk = 7; /* entries move between the chunks */
+	churner_t ch = { .c = c };
 	pthread_t th;
-	assert_int_equal(pthread_create(&th, NULL, write_snap, &w), 0);
-	unsigned i = 0;
-	while (!writer_done(&w)) {
-		unsigned k = i % 20000;
-		if (i % 2)
-			remove_name(c, scratch, "churn", k);
-		else
-			assert_int_equal(put_name_a(c, scratch, "churn", k, i), DNSNAP_OK);
-		assert_int_equal(put_name_a(c, scratch, "late", i, i), DNSNAP_OK);
-		i++;
+	assert_int_equal(pthread_create(&th, NULL, churn_on, &ch), 0);
+	const char *path = tmpdir_path(dir, "a.snap");
+	for (int round = 0; round < 6; round++) {
+		dnsnap_snap_write_stats_t st;
+		dnsnap_diag_t d = { 0 };
+		assert_int_equal(dnsnap_snap_write(c, path, NOW, &st, &d), DNSNAP_OK);
+		dnsnap_snap_t *s;
+		assert_int_equal(dnsnap_snap_open(path, &s, &d), DNSNAP_OK);
+		assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_OK);
+		size_t stable = 0;
+		dnsnap_scan_stats_t ss;
+		assert_int_equal(dnsnap_snap_scan(s, NULL, 0, count_stable, &stable, &ss, &d),
+				 DNSNAP_OK);
+		assert_int_equal(stable, 20000);
+		dnsnap_snap_close(s);
 	}
+	atomic_store(&ch.stop, 1);
 	pthread_join(th, NULL);
-	assert_int_equal(w.err, DNSNAP_OK);
+	dnsnap__copy_chunk = chunk;
+	assert_false(ch.failed);
 	assert_int_equal(dnsnap__cache_deferred(c), 0);
+	free(scratch);
+	dnsnap_cache_free(c);
+	tmpdir_remove(dir);
+}
 
-	dnsnap_snap_t *s;
-	dnsnap_diag_t d = { 0 };
-	assert_int_equal(dnsnap_snap_open(w.path, &s, &d), DNSNAP_OK);
-	assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_OK);
-	size_t stable = 0;
-	dnsnap_scan_stats_t ss;
-	assert_int_equal(dnsnap_snap_scan(s, NULL, 0, count_stable, &stable, &ss, &d), DNSNAP_OK);
-	assert_int_equal(stable, 20000);
-	assert_true(w.st.entries >= 20000);
-	dnsnap_snap_close(s);
-	pthread_mutex_destroy(&w.mu);
+/* Between two chunks of a shard's copy: remove some names and put others
+ * back, so that entries shift back across the copy's cursor. */
+typedef struct mover {
+	pthread_mutex_t mu;      /* the writer's two threads both call it */
+	dnsnap_cache_t *c;
+	dnsnap_encoded_t *scratch;
+	unsigned next;
+	int failed;
+} mover_t;
+
+static void move_some(void *arg)
+{
+	mover_t *m = arg;
+	pthread_mutex_lock(&m->mu);
+	for (int j = 0; j < 16; j++, m->next++) {
+		unsigned k = m->next % 20000;
+		if ((m->next / 20000) % 2 == 0)
+			remove_name(m->c, m->scratch, "churn", k);
+		else
+			m->failed |= put_name_a(m->c, m->scratch, "churn", k, m->next) != DNSNAP_OK;
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
+static void test_entries_moved_while_a_shard_is_copied_are_written_once(void **state)
+{
+	(void)state;
+	char dir[256];
+	assert_int_equal(tmpdir_make(dir, sizeof dir, "snap_pin"), 0);
+	dnsnap_cache_t *c = make(0);
+	dnsnap_encoded_t *scratch = malloc(sizeof *scratch);
+	assert_non_null(scratch);
+	for (unsigned i = 0; i < 20000; i++) {
+		assert_int_equal(put_name_a(c, scratch, "stable", i, i), DNSNAP_OK);
+		assert_int_equal(put_name_a(c, scratch, "churn", i, i), DNSNAP_OK);
+	}
+	mover_t m = { .mu = PTHREAD_MUTEX_INITIALIZER, .c = c, .scratch = malloc(sizeof *scratch) };
+	assert_non_null(m.scratch);
+	size_t chunk = dnsnap__copy_chunk;
+	dnsnap__copy_chunk = 8;
+	dnsnap__copy_hook = move_some;
+	dnsnap__copy_hook_arg = &m;
+	const char *path = tmpdir_path(dir, "a.snap");
+	for (int round = 0; round < 2; round++) {
+		dnsnap_snap_write_stats_t st;
+		dnsnap_diag_t d = { 0 };
+		assert_int_equal(dnsnap_snap_write(c, path, NOW, &st, &d), DNSNAP_OK);
+		dnsnap_snap_t *s;
+		assert_int_equal(dnsnap_snap_open(path, &s, &d), DNSNAP_OK);
+		assert_int_equal(dnsnap_snap_verify(s, NULL, &d), DNSNAP_OK);
+		size_t stable = 0;
+		dnsnap_scan_stats_t ss;
+		assert_int_equal(dnsnap_snap_scan(s, NULL, 0, count_stable, &stable, &ss, &d),
+				 DNSNAP_OK);
+		assert_int_equal(stable, 20000);
+		dnsnap_snap_close(s);
+	}
+	dnsnap__copy_hook = NULL;
+	dnsnap__copy_chunk = chunk;
+	assert_false(m.failed);
+	assert_int_equal(dnsnap__cache_deferred(c), 0);
+	free(m.scratch);
 	free(scratch);
 	dnsnap_cache_free(c);
 	tmpdir_remove(dir);
@@ -346,7 +409,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refs_stay_readable_while_their_entries_are_removed_or_replaced),
 		cmocka_unit_test(test_evictions_while_pinned_are_deferred_then_freed),
-		cmocka_unit_test(test_a_write_amid_inserts_and_removals_keeps_every_stable_entry),
+		cmocka_unit_test(test_writes_amid_inserts_and_removals_keep_every_stable_entry),
+		cmocka_unit_test(test_entries_moved_while_a_shard_is_copied_are_written_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
