@@ -29,6 +29,13 @@
  * lookups' with the number of threads. Every exclusive section over a shard
  * must be taken with shard_wrlock(), never with the rwlock alone.
  *
+ * Snapshots. A snapshot writer pins the cache (dnsnap__cache_pin()), copies
+ * each shard's slot array under its read lock (a memcpy: the pause an insert
+ * sees) and reads the entries those slots name afterwards, without locks.
+ * While pinned, an entry removed, evicted or replaced is not freed but kept
+ * on its shard's deferred list, out of the accounted bytes, until the last
+ * writer unpins: the cache may then hold more than max_bytes in all.
+ *
  * Limits. max_bytes and max_entries are split evenly among the shards; a
  * shard over its share evicts under its lock, so the accounted total never
  * exceeds the limit once an insert returns. Accounted bytes are
@@ -70,6 +77,7 @@
 
 #define NSHARDS_LOG 4
 #define NSHARDS (1u << NSHARDS_LOG)
+_Static_assert(NSHARDS == DNSNAP_SHARDS, "the snapshot writer's count of shards");
 #define MIN_SLOTS 64
 #define EXPIRED_LOOKAHEAD 16
 
@@ -93,9 +101,19 @@ struct centry {
 _Static_assert(DNSNAP_KEY_MAX < (1 << 9) && DNSNAP_ENTRY_MAX < (1 << 23),
 	       "centry's length fields hold every key and entry");
 
+/* Entries removed while a snapshot is pinned, freed at unpin. */
+#define DEFERRED_N 510
+struct deferred {
+	struct deferred *next;
+	size_t n;
+	struct centry *e[DEFERRED_N];
+};
+
 struct shard {
 	pthread_rwlock_t lock;
 	_Atomic int writing;     /* a writer holds lock exclusively: lookups wait */
+	struct deferred *deferred; /* under lock; see dnsnap__cache_pin() */
+	uint64_t wraps;          /* entries unslot() moved from the start to the end */
 	uint64_t *slots;
 	size_t cap;
 	size_t count;
@@ -125,6 +143,10 @@ struct dnsnap_cache {
 	const dnsnap_tier_ops_t *tier_ops;
 	void *tier;
 	uint64_t seed;           /* of the index hash, from getrandom() */
+	/* Snapshot writers at work: read under a shard's lock by whoever removes
+	 * an entry from it, changed under pin_lock (dnsnap__cache_pin()). */
+	_Atomic unsigned pinned;
+	pthread_mutex_t pin_lock;
 	struct shard shards[NSHARDS];
 	struct rslot readers[NREADERS];
 };
@@ -277,6 +299,7 @@ static void unslot(struct shard *s, size_t i)
 		/* v may move to i if its home k is not cyclically in (i, j] */
 		int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
 		if (!stays) {
+			s->wraps += i > j; /* across the table's end: see dnsnap__cache_refs() */
 			s->slots[i] = v;
 			i = j;
 		}
@@ -312,11 +335,48 @@ static inline int expired_at(const struct centry *e, uint32_t now)
 	return !dnsnap__entry_live(ce_entry(e), now);
 }
 
+/* What becomes of an entry about to leave shard @p s (caller holds its lock
+ * exclusively): RETIRE_FREE, the caller frees it; RETIRE_DEFER, a snapshot
+ * may still read it, retire() keeps it (room is made now); RETIRE_NOMEM,
+ * no room to keep it: the caller must not remove it. A writer that pins
+ * after this call copies the shard only after the lock is released, when
+ * the entry is gone from the table: freeing it then is safe. */
+enum { RETIRE_NOMEM, RETIRE_FREE, RETIRE_DEFER };
+
+static int retire_how(const dnsnap_cache_t *c, struct shard *s)
+{
+	if (atomic_load_explicit(&c->pinned, memory_order_relaxed) == 0)
+		return RETIRE_FREE;
+	if (s->deferred == NULL || s->deferred->n == DEFERRED_N) {
+		struct deferred *b = dnsnap_malloc(sizeof *b);
+		if (b == NULL)
+			return RETIRE_NOMEM;
+		b->next = s->deferred;
+		b->n = 0;
+		s->deferred = b;
+	}
+	return RETIRE_DEFER;
+}
+
+/* Keep @p e for the pinned writers when @p how says so. @return 1 when the
+ * caller is to free it. */
+static int retire(struct shard *s, struct centry *e, int how)
+{
+	if (how != RETIRE_DEFER)
+		return 1;
+	s->deferred->e[s->deferred->n++] = e;
+	return 0;
+}
+
 /* Evict one entry (CLOCK, expired first) and free it: the caller holds the
- * lock exclusively, so no lookup is reading it. Returns 0 when empty. */
-static int evict_one(struct shard *s, uint32_t now)
+ * lock exclusively, so no lookup is reading it (a pinned snapshot may: then
+ * it is deferred). Returns 0 when empty, or no room to defer it. */
+static int evict_one(const dnsnap_cache_t *c, struct shard *s, uint32_t now)
 {
 	if (s->count == 0)
+		return 0;
+	int how = retire_how(c, s);
+	if (how == RETIRE_NOMEM)
 		return 0;
 	size_t i = s->hand % s->cap, seen = 0;
 	for (size_t k = i; seen < EXPIRED_LOOKAHEAD && seen < s->count; k = next_slot(s, k)) {
@@ -346,7 +406,8 @@ evict:;
 	unslot(s, i);
 	s->evictions++;
 	s->hand = i; /* the slot now holds the next entry of the run, if any */
-	dnsnap_free(e);
+	if (retire(s, e, how))
+		dnsnap_free(e);
 	return 1;
 }
 
@@ -417,6 +478,8 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 		terr = pthread_rwlock_init(&c->tier_lock, &ta);
 		pthread_rwlockattr_destroy(&ta);
 	}
+	if (terr == 0 && (terr = pthread_mutex_init(&c->pin_lock, NULL)) != 0)
+		pthread_rwlock_destroy(&c->tier_lock);
 	if (terr != 0) {
 		dnsnap_free(c);
 		return DNSNAP_ENOMEM;
@@ -425,12 +488,25 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 		if (pthread_rwlock_init(&c->shards[i].lock, NULL) != 0) {
 			while (i--)
 				pthread_rwlock_destroy(&c->shards[i].lock);
+			pthread_mutex_destroy(&c->pin_lock);
 			pthread_rwlock_destroy(&c->tier_lock);
 			dnsnap_free(c);
 			return DNSNAP_ENOMEM;
 		}
 	*out = c;
 	return DNSNAP_OK;
+}
+
+/* Free a shard's deferred entries (list detached from the shard). */
+static void free_deferred(struct deferred *b)
+{
+	while (b != NULL) {
+		struct deferred *next = b->next;
+		for (size_t j = 0; j < b->n; j++)
+			dnsnap_free(b->e[j]);
+		dnsnap_free(b);
+		b = next;
+	}
 }
 
 void dnsnap_cache_free(dnsnap_cache_t *c)
@@ -443,8 +519,10 @@ void dnsnap_cache_free(dnsnap_cache_t *c)
 			if (s->slots[j] != 0)
 				dnsnap_free(slot_entry(s->slots[j]));
 		dnsnap_free(s->slots);
+		free_deferred(s->deferred);
 		pthread_rwlock_destroy(&s->lock);
 	}
+	pthread_mutex_destroy(&c->pin_lock);
 	pthread_rwlock_destroy(&c->tier_lock);
 	dnsnap_free(c);
 }
@@ -482,7 +560,7 @@ static int make_room(dnsnap_cache_t *c, struct shard *s, uint32_t now)
 		size_t more = ncap * 8 / 4 * 5 - dnsnap_alloc_size(s->slots);
 		if (s->cap == 0 || !c->shard_max_bytes || s->bytes + more <= c->shard_max_bytes)
 			return grow(s);
-		if (!evict_one(s, now))
+		if (!evict_one(c, s, now))
 			return DNSNAP_ENOMEM;
 	}
 	return DNSNAP_OK;
@@ -519,12 +597,19 @@ static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now, int k
 	}
 	if (i != SIZE_MAX) {
 		struct centry *old = slot_entry(s->slots[i]);
+		int how = retire_how(c, s);
+		if (how == RETIRE_NOMEM) {
+			shard_wrunlock(s);
+			dnsnap_free(e);
+			return DNSNAP_ENOMEM;
+		}
 		/* A refresh keeps the hit count: it is the name's popularity. */
 		atomic_store_explicit(&e->hits, atomic_load_explicit(&old->hits,
 				      memory_order_relaxed), memory_order_relaxed);
 		s->bytes -= ce_size(old);
 		s->slots[i] = v;
-		dnsnap_free(old); /* exclusive lock: no lookup reads it */
+		if (retire(s, old, how))
+			dnsnap_free(old); /* exclusive lock: no lookup reads it */
 	} else {
 		int err = make_room(c, s, now);
 		if (err != DNSNAP_OK) {
@@ -537,7 +622,7 @@ static int insert_alloc(dnsnap_cache_t *c, struct centry *e, uint32_t now, int k
 	}
 	s->bytes += size;
 	s->inserts++;
-	while (over_limit(c, s) && evict_one(s, now))
+	while (over_limit(c, s) && evict_one(c, s, now))
 		;
 	shard_wrunlock(s);
 	return DNSNAP_OK;
@@ -717,16 +802,21 @@ int dnsnap_cache_remove(dnsnap_cache_t *c, const uint8_t *key, size_t key_len)
 		return DNSNAP_EINVAL;
 	uint64_t h = hash_key(c->seed, key, key_len);
 	struct shard *s = shard_of(c, h);
-	struct centry *e = NULL;
+	struct centry *e = NULL, *gone = NULL;
 	shard_wrlock(c, s);
 	size_t i = find(s, h, key, key_len);
-	if (i != SIZE_MAX) {
+	int how = i != SIZE_MAX ? retire_how(c, s) : RETIRE_FREE;
+	if (i != SIZE_MAX && how != RETIRE_NOMEM) {
 		e = slot_entry(s->slots[i]);
 		s->bytes -= ce_size(e);
 		unslot(s, i);
+		if (retire(s, e, how))
+			gone = e;
 	}
 	shard_wrunlock(s);
-	dnsnap_free(e);
+	dnsnap_free(gone);
+	if (how == RETIRE_NOMEM)
+		return DNSNAP_ENOMEM;
 	return e ? DNSNAP_OK : DNSNAP_ENOTFOUND;
 }
 
@@ -804,72 +894,151 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-/* Bytes the shard's live records take as copy records. Caller holds the lock. */
-static size_t copy_need(const struct shard *s)
+void dnsnap__cache_pin(dnsnap_cache_t *c)
 {
-	size_t need = 0;
-	for (size_t i = 0; i < s->cap; i++)
-		if (s->slots[i] != 0) {
-			const struct centry *e = slot_entry(s->slots[i]);
-			need += 6 + e->key_len + e->entry_len;
-		}
-	return need;
+	pthread_mutex_lock(&c->pin_lock);
+	atomic_fetch_add_explicit(&c->pinned, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&c->pin_lock);
 }
 
-int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out)
+/* The last writer out frees what was deferred. pin_lock is held throughout,
+ * so that a writer pinning meanwhile waits: its copies must not name an
+ * entry freed here, and the entries deferred after it pinned are its own. */
+void dnsnap__cache_unpin(dnsnap_cache_t *c)
 {
-	for (unsigned k = 0; k < NSHARDS; k++) {
-		struct shard *s = &c->shards[k];
-		/* Size and touch the buffer outside the lock (its page faults cost
-		 * more than the copy): the accounted bytes are an upper bound,
-		 * unless the shard grows meanwhile, then try again. */
+	pthread_mutex_lock(&c->pin_lock);
+	if (atomic_fetch_sub_explicit(&c->pinned, 1, memory_order_relaxed) == 1)
+		for (unsigned k = 0; k < NSHARDS; k++) {
+			struct shard *s = &c->shards[k];
+			pthread_rwlock_wrlock(&s->lock);
+			struct deferred *b = s->deferred;
+			s->deferred = NULL;
+			pthread_rwlock_unlock(&s->lock);
+			free_deferred(b);
+		}
+	pthread_mutex_unlock(&c->pin_lock);
+}
+
+/* The key's first 16 bytes as two big-endian words, zero-padded: their order
+ * is the keys' memcmp order up to those bytes. */
+static void key_prefix16(const uint8_t *k, size_t n, uint64_t pre[2])
+{
+	uint8_t b[16] = { 0 };
+	memcpy(b, k, n < 16 ? n : 16);
+	pre[0] = ld64be(b);
+	pre[1] = ld64be(b + 8);
+}
+
+/* Copy a shard's slot array a chunk at a time, from its end down, the lock
+ * released between chunks so that an insert never waits for more than one.
+ * Meanwhile an insert lands in the copy or not (either is right); a removal
+ * shifts entries of its run to lower slots, so one not yet copied stays
+ * below the cursor, and one copied may be copied twice (the caller drops
+ * the second). Only a shift across the table's end, or a grow (all slots
+ * rehashed), could carry an entry past the cursor unseen: then the shard
+ * is copied again. *cap_out: the slots copied (the table's size). */
+size_t dnsnap__copy_chunk = 32768; /* slots: 256 KiB, well under a millisecond */
+void (*dnsnap__copy_hook)(void *arg);
+void *dnsnap__copy_hook_arg;
+
+static int copy_slots(struct shard *s, dnsnap_slots_t *tmp, size_t *cap_out, double *held)
+{
+	for (;;) {
 		pthread_rwlock_rdlock(&s->lock);
-		size_t est = s->bytes + 64;
+		size_t cap = s->cap;
+		uint64_t wraps = s->wraps;
 		pthread_rwlock_unlock(&s->lock);
-		uint8_t *buf;
-		struct timespec t0;
-		for (;;) {
-			if ((buf = dnsnap_malloc(est)) == NULL)
+		if (cap > tmp->cap) { /* faulted in outside the lock */
+			size_t ncap = cap + cap / 2;
+			uint64_t *ns = dnsnap_malloc(ncap * sizeof *ns);
+			if (ns == NULL)
 				return DNSNAP_ENOMEM;
-			memset(buf, 0, est);
+			memset(ns, 0, ncap * sizeof *ns);
+			dnsnap_free(tmp->slot);
+			tmp->slot = ns;
+			tmp->cap = ncap;
+		}
+		int again = 0;
+		for (size_t hi = cap; hi > 0 && !again;) {
+			size_t chunk = dnsnap__copy_chunk ? dnsnap__copy_chunk : 1;
+			size_t lo = hi > chunk ? hi - chunk : 0;
+			struct timespec t0;
 			pthread_rwlock_rdlock(&s->lock);
 			clock_gettime(CLOCK_MONOTONIC, &t0);
-			size_t need = copy_need(s);
-			if (need <= est)
-				break;
+			again = s->cap != cap || s->wraps != wraps;
+			if (!again)
+				memcpy(tmp->slot + lo, s->slots + lo, (hi - lo) * sizeof *tmp->slot);
+			double ms = ms_since(&t0);
 			pthread_rwlock_unlock(&s->lock);
-			dnsnap_free(buf);
-			est = need + need / 4;
+			if (ms > *held)
+				*held = ms;
+			hi = lo;
+			if (dnsnap__copy_hook != NULL && hi > 0)
+				dnsnap__copy_hook(dnsnap__copy_hook_arg);
 		}
-		size_t len = 0;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (s->slots[i] == 0)
-				continue;
-			const struct centry *e = slot_entry(s->slots[i]);
-			if (expired_at(e, now)) {
-				out->skipped++;
-				continue;
-			}
-			uint8_t *d = buf + len;
-			uint32_t hits = atomic_load_explicit(&e->hits, memory_order_relaxed);
-			st16le(d, (uint16_t)e->key_len);
-			st32le(d + 2, (uint32_t)e->entry_len);
-			memcpy(d + 6, ce_key(e), e->key_len);
-			memcpy(d + 6 + e->key_len, ce_entry(e), e->entry_len);
-			for (int b = 0; b < 4; b++) /* the live counter into Hits */
-				d[6 + e->key_len + 8 + b] = (uint8_t)(hits >> (8 * b));
-			len += 6 + e->key_len + e->entry_len;
-			out->n++;
+		if (!again) {
+			*cap_out = cap;
+			return DNSNAP_OK;
 		}
-		double held = ms_since(&t0);
-		pthread_rwlock_unlock(&s->lock);
-		if (held > out->longest_ms)
-			out->longest_ms = held;
-		out->seg[k] = buf;
-		out->seg_len[k] = len;
-		out->len += len;
+	}
+}
+
+int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
+		       dnsnap_refs_t *out)
+{
+	struct shard *s = &c->shards[k];
+	size_t cap = 0, count = 0;
+	out->n = 0;
+	out->skipped = 0;
+	out->held_ms = 0;
+	out->r = NULL;
+	out->cap = 0;
+	int err = copy_slots(s, tmp, &cap, &out->held_ms);
+	if (err != DNSNAP_OK)
+		return err;
+	for (size_t i = 0; i < cap; i++)
+		count += tmp->slot[i] != 0;
+	/* The entries named stay allocated until unpin (the caller pinned). */
+	out->r = count ? dnsnap_malloc(count * sizeof *out->r) : NULL;
+	out->cap = count;
+	if (count && out->r == NULL)
+		return DNSNAP_ENOMEM;
+	for (size_t i = 0; i < cap; i++) {
+		if (tmp->slot[i] == 0)
+			continue;
+		const struct centry *e = slot_entry(tmp->slot[i]);
+		if (expired_at(e, now)) {
+			out->skipped++;
+			continue;
+		}
+		dnsnap_ref_t *r = &out->r[out->n++];
+		key_prefix16(ce_key(e), e->key_len, r->pre);
+		r->e = e;
 	}
 	return DNSNAP_OK;
+}
+
+size_t dnsnap__cache_deferred(dnsnap_cache_t *c)
+{
+	size_t n = 0;
+	for (unsigned k = 0; k < NSHARDS; k++) {
+		struct shard *s = &c->shards[k];
+		pthread_rwlock_rdlock(&s->lock);
+		for (const struct deferred *b = s->deferred; b != NULL; b = b->next)
+			n += b->n;
+		pthread_rwlock_unlock(&s->lock);
+	}
+	return n;
+}
+
+void dnsnap__ref_get(const dnsnap_ref_t *r, dnsnap_refval_t *v)
+{
+	const struct centry *e = r->e;
+	v->key = ce_key(e);
+	v->key_len = e->key_len;
+	v->entry = ce_entry(e);
+	v->entry_len = e->entry_len;
+	v->hits = atomic_load_explicit(&((struct centry *)r->e)->hits, memory_order_relaxed);
 }
 
 unsigned dnsnap__cache_shard_of(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,

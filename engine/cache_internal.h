@@ -8,25 +8,70 @@
 #include "dnsnap.h"
 
 /*
- * Live entries copied out of the cache: records of
- *   Key_Len u16 LE | Entry_Len u32 LE | Key | Entry
- * (the export stream's framing), the entry's Hits field set to the live
- * counter, one segment per shard. The caller frees every seg[i].
+ * What a snapshot writer reads of the cache, without copying its entries:
+ *
+ *   dnsnap__cache_pin(c);
+ *   for each shard k: dnsnap__cache_refs(c, k, now, &tmp, &refs[k]);
+ *   ... read every ref with dnsnap__ref_get() ...
+ *   dnsnap__cache_unpin(c);
+ *
+ * While the cache is pinned, entries removed, evicted or replaced are kept
+ * (off the accounted bytes: the cache may hold more than max_bytes) and
+ * freed by the last unpin, so every ref stays readable until then. An
+ * entry's key and bytes never change once inserted; its hit counter is read
+ * when the ref is.
  */
-#define DNSNAP_COPY_SEGS 16     /* one segment per shard */
+typedef struct dnsnap_ref {
+	uint64_t pre[2];         /* the key's first 16 bytes, big-endian, zero-padded */
+	const void *e;           /* the cache's entry */
+} dnsnap_ref_t;
 
-typedef struct dnsnap_copy {
-	uint8_t *seg[DNSNAP_COPY_SEGS];
-	size_t seg_len[DNSNAP_COPY_SEGS];
-	size_t len;              /* all segments */
-	uint64_t n;              /* records */
+typedef struct dnsnap_refval {
+	const uint8_t *key, *entry;
+	size_t key_len, entry_len;
+	uint32_t hits;           /* the live counter, for the entry's Hits field */
+} dnsnap_refval_t;
+
+typedef struct dnsnap_refs {
+	dnsnap_ref_t *r;         /* the caller frees it */
+	size_t n, cap;           /* refs, and room for refs in r */
 	uint64_t skipped;        /* expired at now */
-	double longest_ms;       /* longest time one shard's lock was held */
-} dnsnap_copy_t;
+	double held_ms;          /* how long the shard's lock was held */
+} dnsnap_refs_t;
 
-/* Copy every entry live at @p now, one shard at a time under its read lock
- * (lookups go on; inserts into that shard wait). */
-int dnsnap__cache_copy_live(dnsnap_cache_t *c, uint32_t now, dnsnap_copy_t *out);
+/* A scratch copy of a shard's slot array, reused from shard to shard; the
+ * caller frees slot. */
+typedef struct dnsnap_slots {
+	uint64_t *slot;
+	size_t cap;
+} dnsnap_slots_t;
+
+#define DNSNAP_SHARDS 16
+
+void dnsnap__cache_pin(dnsnap_cache_t *c);
+void dnsnap__cache_unpin(dnsnap_cache_t *c);
+
+/* Refs to the entries of shard @p k (0 to DNSNAP_SHARDS - 1) live at @p now,
+ * in no order, a key possibly twice (see dnsnap__copy_chunk). The shard's
+ * read lock is held only to copy its slot array into @p tmp, a chunk at a
+ * time (lookups go on; inserts into it wait for one chunk at most). The
+ * cache must be pinned. @return DNSNAP_OK or DNSNAP_ENOMEM */
+int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
+		       dnsnap_refs_t *out);
+
+/* Slots copied per hold of a shard's lock by dnsnap__cache_refs() (tests
+ * make it small); the refs may then name a key twice (an entry moved by a
+ * removal meanwhile): the writer keeps one. */
+extern size_t dnsnap__copy_chunk;
+/* For tests: called between two chunks (no lock held). */
+extern void (*dnsnap__copy_hook)(void *arg);
+extern void *dnsnap__copy_hook_arg;
+
+/* How many removed entries wait for the last unpin (for tests). */
+size_t dnsnap__cache_deferred(dnsnap_cache_t *c);
+
+/* The key, entry and hit count of a ref (the cache pinned). */
+void dnsnap__ref_get(const dnsnap_ref_t *r, dnsnap_refval_t *v);
 
 /* Where the index puts @p key: its shard (0-15), and its 64-bit hash in
  * *hash when not NULL. For tests: the hash is seeded per cache. */

@@ -243,7 +243,9 @@ int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_looku
 int dnsnap_cache_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, uint32_t now,
 			uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
 
-/** Remove the entry under @p key. @return DNSNAP_OK or DNSNAP_ENOTFOUND */
+/** Remove the entry under @p key. @return DNSNAP_OK, DNSNAP_ENOTFOUND, or
+ * DNSNAP_ENOMEM during a snapshot write with no memory to keep the entry for it
+ * (see dnsnap_snap_write(); the entry stays) */
 int dnsnap_cache_remove(dnsnap_cache_t *c, const uint8_t *key, size_t key_len);
 
 /**
@@ -350,8 +352,15 @@ typedef struct dnsnap_snap_write_stats {
  * device, a FIFO, a socket, a directory) is refused: DNSNAP_EINVAL.
  * Two writers of one path: see dnsnap_snap_lock().
  *
- * The cache keeps answering and inserting meanwhile: each shard is
- * copied under its read lock, then written without locks.
+ * The cache keeps answering and inserting meanwhile: only each shard's
+ * index (8 bytes a slot) is copied under its read lock (stats->longest_pause_ms:
+ * the longest that took); the entries are read, sorted and written without
+ * locks. Memory: a reference of 24 bytes per live entry, and the entries
+ * removed, evicted or replaced during the write, which are kept (off the
+ * cache's accounted bytes: the cache may hold more than max_bytes) until the
+ * last of them is written; dnsnap_cache_remove() and an insert that must
+ * evict then fail with DNSNAP_ENOMEM rather than free one when there is no
+ * memory to keep it. Two threads read and sort the shards.
  * @return DNSNAP_OK, DNSNAP_ELMDB, DNSNAP_ENOMEM, DNSNAP_EINVAL, or -errno
  *         (disk full: -ENOSPC, -EFBIG) with diag naming the file; on error no
  *         temporary file is left and @p path is untouched
@@ -367,7 +376,7 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
  * lacks, for the same data); an expired base entry never wins. @p base may be the snapshot at @p path
  * itself (the old file stays mapped until closed). A base entry that fails
  * validation is left out and counted (stats->base_bad): merging never fails
- * on a damaged base, and never copies damage. Memory: the cache's copy, not
+ * on a damaged base, and never copies damage. Memory: the cache's references, not
  * the base's size. @p base may be NULL.
  */
 int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,

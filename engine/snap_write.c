@@ -3,8 +3,10 @@
  *
  *   [ LMDB pages: databases "entries" (key -> entry) and "meta" ][ Trailer ]
  *
- * The live entries are copied out of the cache shard by shard (lookups go
- * on), sorted by key, appended with MDB_APPEND into a file beside the target
+ * The live entries are taken by reference (the cache pinned: each shard's
+ * index copied under its read lock, the entries read after it, without
+ * locks), sorted by key per shard on two threads, merged, appended with
+ * MDB_APPEND through one cursor into a file beside the target
  * (TARGET.tmp.PID, mode 0600, no lock file), meta record last; then synced,
  * the 24-byte trailer (a checksum of every byte before it) appended and
  * synced, the replaced file's mode, owner and group given to it, and the file
@@ -15,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -42,30 +45,224 @@
 
 #define COMMIT_BYTES (64u << 20)   /* bound each write transaction's dirty pages */
 
-/* ----------------------------------------------------------------- write */
+/* ------------------------------------------------- the cache, in key order */
 
-typedef struct rec {
-	uint64_t prefix;         /* the key's first 8 bytes, big-endian, zero-padded */
-	const uint8_t *key;
-	uint32_t key_len;
-	uint32_t entry_len;
-} rec_t;
-
-/* Key order: the prefixes decide most comparisons without touching the keys. */
-static int rec_cmp(const void *a, const void *b)
+/* Key order of two refs. The cached 16-byte prefixes decide nearly every
+ * comparison without touching the entries (neighbouring keys share ~10
+ * bytes: the reversed TLD and most of a second-level label). */
+static int ref_cmp(const dnsnap_ref_t *a, const dnsnap_ref_t *b)
 {
-	const rec_t *x = a, *y = b;
-	if (x->prefix != y->prefix)
-		return x->prefix < y->prefix ? -1 : 1;
-	return dnsnap_key_cmp(x->key, x->key_len, y->key, y->key_len);
+	if (a->pre[0] != b->pre[0])
+		return a->pre[0] < b->pre[0] ? -1 : 1;
+	if (a->pre[1] != b->pre[1])
+		return a->pre[1] < b->pre[1] ? -1 : 1;
+	dnsnap_refval_t x, y;
+	dnsnap__ref_get(a, &x);
+	dnsnap__ref_get(b, &y);
+	return dnsnap_key_cmp(x.key, x.key_len, y.key, y.key_len);
 }
 
-static uint64_t key_prefix(const uint8_t *k, size_t n)
+#define SORT_RUN 16
+
+/* A sorter's second array, kept from shard to shard (its pages are faulted
+ * in once). */
+typedef struct sort_tmp {
+	dnsnap_ref_t *r;
+	size_t cap;
+} sort_tmp_t;
+
+/* Sort one shard's refs: insertion sort of runs of SORT_RUN, then bottom-up
+ * merges between the array and @p tmp's (sequential passes, n log n
+ * comparisons whatever the input). The sorted array ends in rs->r; the other
+ * one becomes @p tmp's. */
+static int ref_sort(dnsnap_refs_t *rs, sort_tmp_t *tmp)
 {
-	uint64_t v = 0;
-	for (size_t i = 0; i < 8; i++)
-		v = v << 8 | (i < n ? k[i] : 0);
-	return v;
+	size_t n = rs->n;
+	dnsnap_ref_t *a = rs->r, *b;
+	for (size_t lo = 0; lo < n; lo += SORT_RUN) {
+		size_t hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			dnsnap_ref_t x = a[i];
+			size_t j = i;
+			for (; j > lo && ref_cmp(&x, &a[j - 1]) < 0; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+	}
+	if (n <= SORT_RUN)
+		return DNSNAP_OK;
+	if (tmp->cap < n) {
+		dnsnap_free(tmp->r);
+		tmp->cap = 0;
+		if ((tmp->r = dnsnap_malloc(n * sizeof *tmp->r)) == NULL)
+			return DNSNAP_ENOMEM;
+		tmp->cap = n;
+	}
+	b = tmp->r;
+	for (size_t w = SORT_RUN; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, o = lo;
+			while (i < mid && j < hi)
+				b[o++] = ref_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+			while (i < mid)
+				b[o++] = a[i++];
+			while (j < hi)
+				b[o++] = a[j++];
+		}
+		dnsnap_ref_t *t = a;
+		a = b;
+		b = t;
+	}
+	if (a != rs->r) { /* the result is in tmp's array: swap them */
+		size_t tc = tmp->cap;
+		tmp->r = rs->r;
+		tmp->cap = rs->cap;
+		rs->r = a;
+		rs->cap = tc;
+	}
+	return DNSNAP_OK;
+}
+
+/* Drop a key's second ref (a shard copied in chunks while a removal moved
+ * an entry may name it twice): the later Inception stays. */
+static void ref_dedup(dnsnap_refs_t *rs)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		if (o > 0 && ref_cmp(&rs->r[o - 1], &rs->r[i]) == 0) {
+			dnsnap_refval_t x, y;
+			dnsnap__ref_get(&rs->r[o - 1], &x);
+			dnsnap__ref_get(&rs->r[i], &y);
+			if ((int32_t)(ld32le(y.entry) - ld32le(x.entry)) > 0)
+				rs->r[o - 1] = rs->r[i];
+			continue;
+		}
+		rs->r[o++] = rs->r[i];
+	}
+	rs->n = o;
+}
+
+/* The shards' refs, collected and sorted by two threads (the writer and a
+ * helper), each taking the next shard not yet taken. */
+typedef struct collect {
+	dnsnap_cache_t *c;
+	uint32_t now;
+	_Atomic unsigned next;
+	int helper_err;
+	dnsnap_refs_t run[DNSNAP_SHARDS];
+} collect_t;
+
+static int collect_some(collect_t *cl)
+{
+	dnsnap_slots_t slots = { 0 };
+	sort_tmp_t tmp = { 0 };
+	int err = DNSNAP_OK;
+	unsigned k;
+	while (err == DNSNAP_OK && (k = atomic_fetch_add(&cl->next, 1)) < DNSNAP_SHARDS) {
+		err = dnsnap__cache_refs(cl->c, k, cl->now, &slots, &cl->run[k]);
+		if (err == DNSNAP_OK)
+			err = ref_sort(&cl->run[k], &tmp);
+		if (err == DNSNAP_OK)
+			ref_dedup(&cl->run[k]);
+	}
+	dnsnap_free(slots.slot);
+	dnsnap_free(tmp.r);
+	return err;
+}
+
+static void *collect_helper(void *arg)
+{
+	collect_t *cl = arg;
+	cl->helper_err = collect_some(cl);
+	return NULL;
+}
+
+static void collect_free(collect_t *cl)
+{
+	for (unsigned k = 0; k < DNSNAP_SHARDS; k++)
+		dnsnap_free(cl->run[k].r);
+}
+
+/* Collect every shard (the cache pinned); without a helper thread, alone. */
+static int collect_all(collect_t *cl)
+{
+	pthread_t th;
+	int helped = pthread_create(&th, NULL, collect_helper, cl) == 0;
+	int err = collect_some(cl);
+	if (helped) {
+		pthread_join(th, NULL);
+		if (err == DNSNAP_OK)
+			err = cl->helper_err;
+	}
+	if (err != DNSNAP_OK)
+		collect_free(cl);
+	return err;
+}
+
+/* The sorted shards merged into one stream in key order: a binary min-heap
+ * of the shards' next refs (the shards hold disjoint keys). */
+typedef struct stream {
+	const dnsnap_refs_t *run;
+	size_t pos[DNSNAP_SHARDS];
+	unsigned heap[DNSNAP_SHARDS];
+	unsigned n;
+} stream_t;
+
+static const dnsnap_ref_t *head(const stream_t *s, unsigned k)
+{
+	return &s->run[k].r[s->pos[k]];
+}
+
+static void sift_down(stream_t *s, unsigned i)
+{
+	for (;;) {
+		unsigned l = 2 * i + 1, m = i;
+		if (l < s->n && ref_cmp(head(s, s->heap[l]), head(s, s->heap[m])) < 0)
+			m = l;
+		if (l + 1 < s->n && ref_cmp(head(s, s->heap[l + 1]), head(s, s->heap[m])) < 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		unsigned t = s->heap[i];
+		s->heap[i] = s->heap[m];
+		s->heap[m] = t;
+		i = m;
+	}
+}
+
+static void stream_init(stream_t *s, const dnsnap_refs_t *run)
+{
+	memset(s, 0, sizeof *s);
+	s->run = run;
+	for (unsigned k = 0; k < DNSNAP_SHARDS; k++)
+		if (run[k].n > 0)
+			s->heap[s->n++] = k;
+	for (unsigned i = s->n / 2; i-- > 0;)
+		sift_down(s, i);
+}
+
+/* The next ref in key order, NULL at the end. */
+static const dnsnap_ref_t *stream_peek(const stream_t *s)
+{
+	return s->n > 0 ? head(s, s->heap[0]) : NULL;
+}
+
+static void stream_next(stream_t *s)
+{
+	unsigned k = s->heap[0];
+	if (++s->pos[k] == s->run[k].n) {
+		s->heap[0] = s->heap[--s->n];
+	} else if (s->pos[k] + 1 < s->run[k].n) {
+		/* this shard's next entry is written about DNSNAP_SHARDS records
+		 * from now: start loading it (key and entry: ~2-3 lines) */
+		const char *e = s->run[k].r[s->pos[k] + 1].e;
+		__builtin_prefetch(e);
+		__builtin_prefetch(e + 64);
+		__builtin_prefetch(e + 128);
+	}
+	if (s->n > 0)
+		sift_down(s, 0);
 }
 
 /* Remove PATH.tmp.PID files whose writer no longer runs (killed mid-write). */
@@ -225,6 +422,7 @@ static void sync_dir(const char *path)
 struct dnsnap_snapw {
 	MDB_env *env;
 	MDB_txn *txn;
+	MDB_cursor *cur;         /* on dbi in txn: appends skip the descent from the root */
 	MDB_dbi dbi, meta;
 	XXH3_state_t *xs;
 	uint64_t n, bytes, in_txn;
@@ -244,8 +442,15 @@ static int snapw_next_txn(dnsnap_snapw_t *w, dnsnap_diag_t *d)
 	const char *what = "mdb_txn_commit";
 	int rc = 0;
 	if (w->txn != NULL) {
-		rc = mdb_txn_commit(w->txn);
+		rc = mdb_txn_commit(w->txn); /* frees the cursor */
 		w->txn = NULL;
+		w->cur = NULL;
+		/* Start writing back what this transaction wrote (no wait): the
+		 * disk works while the next one is built, the final sync has
+		 * less left to do. */
+		int fd;
+		if (rc == 0 && mdb_env_get_fd(w->env, &fd) == 0)
+			sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	}
 	MDB_envinfo ei;
 	if (rc == 0)
@@ -260,6 +465,8 @@ static int snapw_next_txn(dnsnap_snapw_t *w, dnsnap_diag_t *d)
 	}
 	if (rc == 0)
 		what = "mdb_txn_begin", rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
+	if (rc == 0)
+		what = "mdb_cursor_open", rc = mdb_cursor_open(w->txn, w->dbi, &w->cur);
 	w->in_txn = 0;
 	if (rc != 0) {
 		w->failed = 1;
@@ -314,6 +521,8 @@ int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
 		what = "mdb_dbi_open entries", rc = mdb_dbi_open(w->txn, "entries", MDB_CREATE, &w->dbi);
 	if (rc == 0)
 		what = "mdb_dbi_open meta", rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->meta);
+	if (rc == 0)
+		what = "mdb_cursor_open", rc = mdb_cursor_open(w->txn, w->dbi, &w->cur);
 	if (rc != 0) {
 		int err = lmdb_err(d, w->tmp, w->path, what, rc);
 		dnsnap_snapw_abort(w);
@@ -324,19 +533,25 @@ int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
 }
 
 /* Append one record (its value: the entry, then its Value_Check); the
- * caller vouches for the order and the bytes. */
+ * caller vouches for the order and the bytes. @p hits, when not NULL, goes
+ * into the entry's Hits field (a cache entry's live counter). The value is
+ * built in its page (MDB_RESERVE), and the checks read it there. */
 static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
-		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
+		     const uint8_t *entry, size_t entry_len, const uint32_t *hits,
+		     dnsnap_diag_t *d)
 {
 	MDB_val k = { key_len, (void *)key }, v = { entry_len + VALUE_CHECK_LEN, NULL };
-	int rc = mdb_put(w->txn, w->dbi, &k, &v, MDB_APPEND | MDB_RESERVE);
+	int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND | MDB_RESERVE);
 	if (rc != 0) {
 		w->failed = 1;
 		return lmdb_err(d, w->tmp, w->path, "mdb_put", rc);
 	}
-	memcpy(v.mv_data, entry, entry_len);
-	st32le((uint8_t *)v.mv_data + entry_len, value_check(key, key_len, entry, entry_len));
-	record_digest(w->xs, key, key_len, entry, entry_len);
+	uint8_t *val = v.mv_data;
+	memcpy(val, entry, entry_len);
+	if (hits != NULL && entry_len >= 12)
+		st32le(val + 8, *hits);
+	st32le(val + entry_len, value_check(key, key_len, val, entry_len));
+	record_digest(w->xs, key, key_len, val, entry_len);
 	memcpy(w->prev, key, key_len);
 	w->prev_len = key_len;
 	w->n++;
@@ -369,7 +584,7 @@ int dnsnap_snapw_add(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 		return dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu (%s): keys must increase",
 				    w->path, (unsigned long long)w->n, kname);
 	}
-	return snapw_put(w, key, key_len, entry, entry_len, d);
+	return snapw_put(w, key, key_len, entry, entry_len, NULL, d);
 }
 
 void dnsnap_snapw_abort(dnsnap_snapw_t *w)
@@ -377,7 +592,7 @@ void dnsnap_snapw_abort(dnsnap_snapw_t *w)
 	if (w == NULL)
 		return;
 	if (w->txn != NULL)
-		mdb_txn_abort(w->txn);
+		mdb_txn_abort(w->txn); /* frees the cursor */
 	if (w->env != NULL)
 		mdb_env_close(w->env);
 	unlink(w->tmp);
@@ -407,6 +622,22 @@ static int keep_access(int fd, const dnsnap_snapw_t *w, dnsnap_diag_t *d)
 	return DNSNAP_OK;
 }
 
+/* What follows the entries: the entries' transaction committed, then in the
+ * last transaction the index record (walking the committed tree) and the meta
+ * record. @return 0 or an LMDB error, *what naming the call that failed */
+static int snapw_meta(dnsnap_snapw_t *w, const char **what)
+{
+	uint8_t m[256];
+	size_t ml = meta_record(m, w->n, XXH3_64bits_digest(w->xs));
+	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
+	w->cur = NULL; /* the commit below frees it */
+	int rc = dnsnap__snap_index_put(w->env, &w->txn, w->meta, what);
+	if (rc != 0)
+		return rc;
+	*what = "mdb_put meta";
+	return mdb_put(w->txn, w->meta, &k, &v, 0);
+}
+
 int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
 {
 	if (w == NULL)
@@ -415,16 +646,12 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dns
 		dnsnap_snapw_abort(w);
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "commit after a failed add");
 	}
-	uint8_t m[256];
-	size_t ml = meta_record(m, w->n, XXH3_64bits_digest(w->xs));
-	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
 	const char *what;
-	int rc = dnsnap__snap_index_put(w->env, &w->txn, w->meta, &what);
-	if (rc == 0)
-		what = "mdb_put meta", rc = mdb_put(w->txn, w->meta, &k, &v, 0);
+	int rc = snapw_meta(w, &what);
 	if (rc == 0)
 		what = "mdb_txn_commit", rc = mdb_txn_commit(w->txn);
 	w->txn = NULL;
+	w->cur = NULL;
 	if (rc == 0)
 		what = "mdb_env_sync", rc = mdb_env_sync(w->env, 1);
 	int err = rc == 0 ? DNSNAP_OK : lmdb_err(d, w->tmp, w->path, what, rc);
@@ -462,21 +689,20 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dns
 	return DNSNAP_OK;
 }
 
-/* The merge of the cache's sorted copy (r[i..n)) with a base snapshot's
- * entries as the walk delivers them, in key order. */
+/* The merge of the cache's entries (a stream in key order) with a base
+ * snapshot's entries as the walk delivers them, in key order. */
 typedef struct merge {
 	dnsnap_snapw_t *w;
-	const rec_t *r;
-	uint64_t i, n;
+	stream_t cs;
 	uint32_t now;
 	dnsnap_snap_write_stats_t st;
 	dnsnap_diag_t *d;
 	int err;
 } merge_t;
 
-static int merge_put_rec(merge_t *m, const rec_t *r)
+static int merge_put_ref(merge_t *m, const dnsnap_refval_t *v)
 {
-	return snapw_put(m->w, r->key, r->key_len, r->key + r->key_len, r->entry_len, m->d);
+	return snapw_put(m->w, v->key, v->key_len, v->entry, v->entry_len, &v->hits, m->d);
 }
 
 static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
@@ -484,68 +710,67 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 {
 	merge_t *m = arg;
 	int c = 1;
-	while (m->i < m->n && (c = dnsnap_key_cmp(m->r[m->i].key, m->r[m->i].key_len, key,
-						   key_len)) < 0)
-		if ((m->err = merge_put_rec(m, &m->r[m->i++])) != DNSNAP_OK)
+	const dnsnap_ref_t *r;
+	dnsnap_refval_t v;
+	while ((r = stream_peek(&m->cs)) != NULL) {
+		dnsnap__ref_get(r, &v);
+		if ((c = dnsnap_key_cmp(v.key, v.key_len, key, key_len)) >= 0)
+			break;
+		stream_next(&m->cs);
+		if ((m->err = merge_put_ref(m, &v)) != DNSNAP_OK)
 			return 1;
+	}
 	/* the scan hands over checked entries only: the damaged are counted */
-	if (c == 0) { /* both hold the key: the later Inception wins, but for the
-		       * keep rule; the cache's entries are live, an expired base
-		       * entry never wins */
-		const rec_t *r = &m->r[m->i++];
-		const uint8_t *ce = r->key + r->key_len;
+	if (r != NULL && c == 0) { /* both hold the key: the later Inception wins,
+				    * but for the keep rule; the cache's entries are
+				    * live, an expired base entry never wins */
+		stream_next(&m->cs);
+		const uint8_t *ce = v.entry;
 		int base_wins = 0;
 		if (!dnsnap__entry_live(entry, m->now))
 			base_wins = 0;
 		else if ((int32_t)(ld32le(entry) - ld32le(ce)) > 0)
-			base_wins = !dnsnap__keep_older(ce, r->entry_len, entry, entry_len);
+			base_wins = !dnsnap__keep_older(ce, v.entry_len, entry, entry_len);
 		else
-			base_wins = dnsnap__keep_older(entry, entry_len, ce, r->entry_len);
+			base_wins = dnsnap__keep_older(entry, entry_len, ce, v.entry_len);
 		if (base_wins) {
-			m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
+			m->err = snapw_put(m->w, key, key_len, entry, entry_len, NULL, m->d);
 			m->st.from_base++;
 		} else {
-			m->err = merge_put_rec(m, r);
+			m->err = merge_put_ref(m, &v);
 			m->st.replaced++;
 		}
 	} else if (!dnsnap__entry_live(entry, m->now)) {
 		m->st.base_expired++;
 	} else {
-		m->err = snapw_put(m->w, key, key_len, entry, entry_len, m->d);
+		m->err = snapw_put(m->w, key, key_len, entry, entry_len, NULL, m->d);
 		m->st.from_base++;
 	}
 	return m->err != DNSNAP_OK;
 }
 
+/* Write the cache's entries, merged with @p base's when not NULL. The cache
+ * stays pinned from before its shards are read until the last of its
+ * entries is in the file: removed entries are kept until then. */
 int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,
 		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
 {
 	if (c == NULL || path == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
-	dnsnap_copy_t cp = { 0 };
-	int err = dnsnap__cache_copy_live(c, now, &cp);
-	rec_t *r = NULL;
-	if (err == DNSNAP_OK && cp.n > 0 && (r = dnsnap_malloc(cp.n * sizeof *r)) == NULL)
-		err = DNSNAP_ENOMEM;
+	collect_t *cl = dnsnap_calloc(1, sizeof *cl);
+	if (cl == NULL)
+		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
+	cl->c = c;
+	cl->now = now;
+	dnsnap__cache_pin(c);
+	int err = collect_all(cl);
 	if (err != DNSNAP_OK) {
-		for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
-			dnsnap_free(cp.seg[k]);
-		return dnsnap__diag(d, err, 0, "%s: out of memory copying the cache", path);
+		dnsnap__cache_unpin(c);
+		dnsnap_free(cl);
+		return dnsnap__diag(d, err, 0, "%s: out of memory reading the cache", path);
 	}
-	size_t i = 0;
-	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
-		for (size_t off = 0; off < cp.seg_len[k]; i++) {
-			const uint8_t *p = cp.seg[k] + off;
-			r[i].key_len = ld16le(p);
-			r[i].entry_len = ld32le(p + 2);
-			r[i].key = p + 6;
-			r[i].prefix = key_prefix(r[i].key, r[i].key_len);
-			off += 6 + r[i].key_len + r[i].entry_len;
-		}
-	if (cp.n > 1)
-		qsort(r, cp.n, sizeof *r, rec_cmp);
-
-	merge_t m = { .r = r, .n = cp.n, .now = now, .d = d };
+	merge_t m = { .now = now, .d = d };
+	stream_init(&m.cs, cl->run);
 	err = dnsnap_snapw_begin(path, &m.w, d);
 	if (err == DNSNAP_OK && base != NULL) {
 		dnsnap_scan_stats_t ss;
@@ -559,20 +784,30 @@ int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, 
 		else
 			err = DNSNAP_OK; /* damage: left out, counted in base_bad */
 	}
-	while (err == DNSNAP_OK && m.i < m.n)
-		err = merge_put_rec(&m, &r[m.i++]);
+	const dnsnap_ref_t *r;
+	while (err == DNSNAP_OK && (r = stream_peek(&m.cs)) != NULL) {
+		dnsnap_refval_t v;
+		dnsnap__ref_get(r, &v);
+		stream_next(&m.cs);
+		err = merge_put_ref(&m, &v);
+	}
+	dnsnap__cache_unpin(c); /* the entries are in the file: the rest is LMDB's */
 	if (err == DNSNAP_OK)
 		err = dnsnap_snapw_commit(m.w, &m.st, d);
 	else
 		dnsnap_snapw_abort(m.w);
 	if (err == DNSNAP_OK && stats != NULL) {
 		*stats = m.st;
-		stats->skipped = cp.skipped;
-		stats->longest_pause_ms = cp.longest_ms;
+		stats->skipped = 0;
+		stats->longest_pause_ms = 0;
+		for (unsigned k = 0; k < DNSNAP_SHARDS; k++) {
+			stats->skipped += cl->run[k].skipped;
+			if (cl->run[k].held_ms > stats->longest_pause_ms)
+				stats->longest_pause_ms = cl->run[k].held_ms;
+		}
 	}
-	dnsnap_free(r);
-	for (int k = 0; k < DNSNAP_COPY_SEGS; k++)
-		dnsnap_free(cp.seg[k]);
+	collect_free(cl);
+	dnsnap_free(cl);
 	return err;
 }
 

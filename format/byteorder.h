@@ -26,6 +26,10 @@ static inline uint32_t ld32be(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
+static inline uint64_t ld64be(const uint8_t *p)
+{
+	return (uint64_t)ld32be(p) << 32 | (uint64_t)ld32be(p + 4);
+}
 
 static inline void st16le(uint8_t *p, uint16_t v)
 {
