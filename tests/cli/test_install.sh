@@ -103,9 +103,9 @@ elif diff -u "$tmp/declared" "$tmp/exported" >"$tmp/diff"; then
 else
 	not_ok "exported (+) differ from the headers' functions (-)" "$tmp/diff"
 fi
-nm "$lib/$sofile" | grep -q ' t dnsnap__cache_copy_live$' &&
-	ok "dnsnap__cache_copy_live (an internal) is in the library, local" ||
-	not_ok "dnsnap__cache_copy_live is not a local symbol of the shared library"
+nm "$lib/$sofile" | grep -q ' t dnsnap__cache_pin$' &&
+	ok "dnsnap__cache_pin (an internal) is in the library, local" ||
+	not_ok "dnsnap__cache_pin is not a local symbol of the shared library"
 
 # The .pc file as installed: PREFIX filled in, nothing left to substitute.
 pc=$lib/pkgconfig/libdnsnap.pc
