@@ -345,7 +345,9 @@ enum { RETIRE_NOMEM, RETIRE_FREE, RETIRE_DEFER };
 
 static int retire_how(const dnsnap_cache_t *c, struct shard *s)
 {
-	if (atomic_load_explicit(&c->pinned, memory_order_relaxed) == 0)
+	/* acquire: with the last unpin's release, the writer's reads of the
+	 * entries it named happen before the free that seeing 0 allows */
+	if (atomic_load_explicit(&c->pinned, memory_order_acquire) == 0)
 		return RETIRE_FREE;
 	if (s->deferred == NULL || s->deferred->n == DEFERRED_N) {
 		struct deferred *b = dnsnap_malloc(sizeof *b);
@@ -907,7 +909,7 @@ void dnsnap__cache_pin(dnsnap_cache_t *c)
 void dnsnap__cache_unpin(dnsnap_cache_t *c)
 {
 	pthread_mutex_lock(&c->pin_lock);
-	if (atomic_fetch_sub_explicit(&c->pinned, 1, memory_order_relaxed) == 1)
+	if (atomic_fetch_sub_explicit(&c->pinned, 1, memory_order_release) == 1)
 		for (unsigned k = 0; k < NSHARDS; k++) {
 			struct shard *s = &c->shards[k];
 			pthread_rwlock_wrlock(&s->lock);
