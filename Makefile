@@ -18,7 +18,13 @@ LDLIBS_HTTP = -lmicrohttpd
 # (cli/lazy.h): `dnsnap serve` starts without them and the libraries they bring. dlopen is
 # in libc since glibc 2.34; -ldl, for older ones, only where it is a library of its own.
 LDLIBS_DL   = -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
-LDLIBS_CLI  = $(LDLIBS_LIB) $(JEMALLOC) $(LDLIBS_DL)
+# The tool links jemalloc statically (its PIC archive, in libjemalloc-dev): the shared
+# libjemalloc brings libstdc++, libm and libgcc_s, whose relocations were most of what
+# `dnsnap serve` did between exec and its first answer (issue 13). Only when JEMALLOC is
+# the default: sanitizer and cross builds set JEMALLOC= and link none.
+comma := ,
+JEMALLOC_CLI ?= $(if $(filter -ljemalloc,$(JEMALLOC)),-Wl$(comma)-Bstatic -ljemalloc_pic -Wl$(comma)-Bdynamic -lm,$(JEMALLOC))
+LDLIBS_CLI  = $(LDLIBS_LIB) $(JEMALLOC_CLI) $(LDLIBS_DL)
 # What cli/lazy_LIB.c opens: -lLIB's soname, as the linker records it (a probe program linked
 # with -lLIB; the cross builds' sysroots too), and the Debian package holding it when dpkg
 # knows (for the message when it is missing).
