@@ -371,8 +371,9 @@ static int verify_one(void *arg, uint64_t pgno, unsigned i, const uint8_t *node,
 	const snap_index_t *x = v->x;
 	uint64_t h = XXH3_64bits_withSeed(key, key_len, x->seed), pos = h & x->mask;
 	uint64_t want = slot_make(pgno, i, h);
+	uint64_t most = x->count < x->mask ? x->count : x->mask; /* as a lookup probes */
 	v->n++;
-	for (uint64_t n = 0; pgno <= UINT32_MAX && n <= x->mask; n++, pos = (pos + 1) & x->mask) {
+	for (uint64_t n = 0; pgno <= UINT32_MAX && n <= most; n++, pos = (pos + 1) & x->mask) {
 		uint64_t s = ld64le(x->slots + 8 * pos);
 		if (s == want && !(v->seen[pos / 8] & 1u << pos % 8)) {
 			v->seen[pos / 8] |= (uint8_t)(1u << pos % 8);
