@@ -645,8 +645,11 @@ static void disk_floor(const char *dir, uint64_t bytes, results_t *r)
 	floor_path[0] = 0;
 }
 
-/* One timed pass over the queries; @return the answer bytes. */
-static uint64_t lookup_pass(dnsnap_snap_t *s, const arena_t *qs, uint32_t over, uint32_t *lat)
+/* One timed pass over the queries, each timed alone (query parse + answer),
+ * from the map @p s, or from memory @p c when @p s is NULL; @return the
+ * answer bytes. */
+static uint64_t lookup_pass(dnsnap_snap_t *s, dnsnap_cache_t *c, const arena_t *qs, uint32_t over,
+			    uint32_t *lat)
 {
 	static uint8_t out[65536];
 	uint64_t bytes = 0;
@@ -657,10 +660,11 @@ static uint64_t lookup_pass(dnsnap_snap_t *s, const arena_t *qs, uint32_t over, 
 		uint64_t a = now_ns();
 		int rc = dnsnap_query_parse(m, mlen, NULL, 0, &q, NULL);
 		if (rc == DNSNAP_OK)
-			rc = dnsnap_snap_answer(s, &q, NOW + 1, 65535, out, sizeof out, &olen);
+			rc = s != NULL ? dnsnap_snap_answer(s, &q, NOW + 1, 65535, out, sizeof out, &olen)
+				       : dnsnap_cache_answer(c, &q, NOW + 1, 65535, out, sizeof out, &olen);
 		uint64_t b = now_ns();
 		if (rc != DNSNAP_OK)
-			die("lookup from the snapshot", rc, NULL);
+			die(s != NULL ? "lookup from the snapshot" : "lookup from the cache", rc, NULL);
 		uint64_t d = b - a;
 		lat[j] = d > over ? (uint32_t)(d - over) : 0;
 		bytes += olen;
@@ -743,7 +747,7 @@ static void lookups(const char *path, const arena_t *qs, results_t *r)
 
 	struct rusage ru0, ru1;
 	getrusage(RUSAGE_SELF, &ru0);
-	r->answer_bytes_snap = lookup_pass(s, qs, over, lat);
+	r->answer_bytes_snap = lookup_pass(s, NULL, qs, over, lat);
 	getrusage(RUSAGE_SELF, &ru1);
 	r->first_touch_faults = (double)(ru1.ru_minflt - ru0.ru_minflt + ru1.ru_majflt - ru0.ru_majflt) /
 				(double)m;
@@ -752,7 +756,7 @@ static void lookups(const char *path, const arena_t *qs, results_t *r)
 	r->first_touch_ns_p99 = lat[(size_t)((double)m * 0.99)];
 
 	getrusage(RUSAGE_SELF, &ru0);
-	lookup_pass(s, qs, over, lat);
+	lookup_pass(s, NULL, qs, over, lat);
 	getrusage(RUSAGE_SELF, &ru1);
 	r->lookup_faults = (double)(ru1.ru_minflt - ru0.ru_minflt + ru1.ru_majflt - ru0.ru_majflt) /
 			   (double)m;
@@ -798,27 +802,6 @@ static uint64_t cache_answer_bytes(dnsnap_cache_t *c, const arena_t *qs)
 	return bytes;
 }
 
-/* One timed pass of the queries answered from memory, as lookup_pass()
- * times the map's: query parse + dnsnap_cache_answer(), each timed alone. */
-static void memory_pass(dnsnap_cache_t *c, const arena_t *qs, uint32_t over, uint32_t *lat)
-{
-	static uint8_t out[65536];
-	for (size_t j = 0; j < qs->n; j++) {
-		const uint8_t *m = qs->bytes + qs->off[j];
-		size_t mlen = qs->off[j + 1] - qs->off[j], olen = 0;
-		dnsnap_query_t q;
-		uint64_t a = now_ns();
-		int rc = dnsnap_query_parse(m, mlen, NULL, 0, &q, NULL);
-		if (rc == DNSNAP_OK)
-			rc = dnsnap_cache_answer(c, &q, NOW + 1, 65535, out, sizeof out, &olen);
-		uint64_t b = now_ns();
-		if (rc != DNSNAP_OK)
-			die("lookup from the cache", rc, NULL);
-		uint64_t d = b - a;
-		lat[j] = d > over ? (uint32_t)(d - over) : 0;
-	}
-}
-
 /* The memory side of snapshot_over_memory_lookup: the same queries, the same
  * timing, two passes, the second counted (as lookups() does for the map). */
 static void memory_lookups(dnsnap_cache_t *c, const arena_t *qs, results_t *r)
@@ -830,10 +813,10 @@ static void memory_lookups(dnsnap_cache_t *c, const arena_t *qs, results_t *r)
 	memset(lat, 0, m * sizeof *lat);
 	uint32_t over = timer_overhead();
 	r->mem_timer_ns = over;
-	memory_pass(c, qs, over, lat);
+	lookup_pass(NULL, c, qs, over, lat);
 	qsort(lat, m, sizeof *lat, cmp_u32);
 	r->mem_first_pass_ns_median = lat[m / 2];
-	memory_pass(c, qs, over, lat);
+	lookup_pass(NULL, c, qs, over, lat);
 	qsort(lat, m, sizeof *lat, cmp_u32);
 	r->mem_lookup_ns_median = lat[m / 2];
 	r->mem_lookup_ns_p99 = lat[(size_t)((double)m * 0.99)];
