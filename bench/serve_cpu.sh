@@ -71,7 +71,7 @@ fi
 
 free_port() {
 	while :; do
-		p=$(shuf -i 20000-60999 -n 1)
+		p=$(shuf -i 20000-32767 -n 1) # below the ephemeral range (tests/e2e/lib.sh)
 		[ -z "$(ss -Hlnut "( sport = :$p )")" ] && { echo "$p"; return; }
 	done
 }

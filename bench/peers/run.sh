@@ -87,7 +87,7 @@ say() { printf '%s peers: %s\n' "$(date +%T)" "$*"; }
 # A port free for UDP and TCP on 127.0.0.1 (others may run servers here too).
 free_port() {
 	while :; do
-		p=$(shuf -i 20000-60999 -n 1)
+		p=$(shuf -i 20000-32767 -n 1) # below the ephemeral range (tests/e2e/lib.sh)
 		[ -z "$(ss -Hlnut "( sport = :$p )")" ] && { echo "$p"; return; }
 	done
 }

@@ -49,6 +49,8 @@
  */
 #include "server.h"
 
+#include <sys/random.h>
+
 static const char *const CMD = "serve";
 
 /* ------------------------------------------------------------- counters */
@@ -166,8 +168,8 @@ static void print_counters(struct server *s, const char *when)
 	free(st);
 }
 
-/* ADDR:PORT, [ADDR6]:PORT, or an address alone (port 53). Port 0: the
- * kernel picks one (then the same for UDP and TCP). @return 0 or -1 */
+/* ADDR:PORT, [ADDR6]:PORT, or an address alone (port 53). Port 0:
+ * open_sockets() picks one (the same for UDP and TCP). @return 0 or -1 */
 static int parse_addr(const char *arg, struct listener *l)
 {
 	char host[INET6_ADDRSTRLEN + 2];
@@ -242,8 +244,11 @@ static void listener_text(struct listener *l)
 	}
 }
 
-/* A socket of @p type bound to l->addr. @return the descriptor, or -errno */
-static int bind_socket(const struct listener *l, int type)
+/*
+ * A socket of @p type bound to l->addr; @p shared: with SO_REUSEPORT.
+ * @return the descriptor, or -errno
+ */
+static int bind_socket(const struct listener *l, int type, int shared)
 {
 	int fd = socket(l->addr.ss_family, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -253,7 +258,8 @@ static int bind_socket(const struct listener *l, int type)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
 	/* SO_REUSEPORT on both: a second process (the next one of a deploy) binds
 	 * the same address while this one runs */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+	if (shared)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
 	if (type == SOCK_STREAM) {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	} else {
@@ -277,10 +283,57 @@ static int bind_socket(const struct listener *l, int type)
 	return fd;
 }
 
+/* Set the port of l->addr */
+static void listener_set_port(struct listener *l, unsigned port)
+{
+	if (l->addr.ss_family == AF_INET)
+		((struct sockaddr_in *)&l->addr)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)&l->addr)->sin6_port = htons(port);
+}
+
 /*
- * The TCP socket of each listener, then its UDP workers' sockets. With port
- * 0 the TCP socket gets the kernel's choice and the UDP sockets that same
- * port; should UDP have it taken, try another (a few times).
+ * A port for "port 0", drawn below the kernel's ephemeral range
+ * (net.ipv4.ip_local_port_range), from PICK_LOW up. Not the kernel's own
+ * choice: Linux hands a port out of that range to a client socket that sets
+ * SO_REUSEPORT (dig does) even when a socket of the same user, also with
+ * SO_REUSEPORT, listens on it; a dig sent to such a port then gets its own
+ * query back. Found in CI: one dig reply in some thousands was the query.
+ * @return the port, or 0 (no room below the range: the kernel chooses)
+ */
+#define PICK_LOW 10000
+static unsigned pick_port(void)
+{
+	unsigned lo = 32768;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+	if (f) {
+		if (fscanf(f, "%u", &lo) != 1)
+			lo = 32768;
+		fclose(f);
+	}
+	if (lo <= PICK_LOW + 1000 || lo > 65536)
+		return 0;
+	unsigned r = 0;
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r)
+		r = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL);
+	return PICK_LOW + r % (lo - PICK_LOW);
+}
+
+/* Whether a socket of @p type can have l->addr to itself (no SO_REUSEPORT) */
+static int port_alone(const struct listener *l, int type)
+{
+	int fd = bind_socket(l, type, 0);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/*
+ * The TCP socket of each listener, then its UDP workers' sockets. Port 0:
+ * a port of pick_port() that no socket has (TCP and UDP each bound once
+ * alone first, so this server never joins another's SO_REUSEPORT group),
+ * tried up to 64 times; the kernel's choice when pick_port() has no room.
  * @return 0 or EXIT_USAGE (reported)
  */
 static int open_sockets(struct server *s)
@@ -289,12 +342,28 @@ static int open_sockets(struct server *s)
 		struct listener *l = &s->ls[i];
 		int any_port = listener_port(l) == 0;
 		for (int attempt = 0;; attempt++) {
-			int fd = bind_socket(l, SOCK_STREAM);
+			unsigned want = any_port ? pick_port() : 0;
+			if (want) {
+				listener_set_port(l, want);
+				if (!port_alone(l, SOCK_STREAM) || !port_alone(l, SOCK_DGRAM)) {
+					if (attempt == 63) {
+						listener_text(l);
+						return fail(CMD, NULL, "%s: no free port in 64 tries",
+							    l->text);
+					}
+					continue;
+				}
+			}
+			int fd = bind_socket(l, SOCK_STREAM, 1);
 			if (fd < 0) {
+				if (any_port && fd == -EADDRINUSE && attempt < 63)
+					continue;
+				if (any_port)
+					listener_set_port(l, 0);
 				listener_text(l);
 				return fail(CMD, NULL, "%s: TCP: %s", l->text, strerror(-fd));
 			}
-			if (any_port) {
+			if (any_port && !want) {
 				socklen_t al = l->addr_len;
 				getsockname(fd, (struct sockaddr *)&l->addr, &al);
 			}
@@ -303,7 +372,7 @@ static int open_sockets(struct server *s)
 			int err = 0, k;
 			for (k = 0; k < s->nthreads; k++) {
 				struct udp_worker *w = &s->workers[i * s->nthreads + k];
-				w->fd = bind_socket(l, SOCK_DGRAM);
+				w->fd = bind_socket(l, SOCK_DGRAM, 1);
 				if (w->fd < 0) {
 					err = -w->fd;
 					break;
@@ -315,16 +384,11 @@ static int open_sockets(struct server *s)
 				close(s->workers[i * s->nthreads + k].fd);
 				s->workers[i * s->nthreads + k].fd = -1;
 			}
-			if (!any_port || err != EADDRINUSE || attempt == 8)
+			if (!any_port || err != EADDRINUSE || attempt >= 63)
 				return fail(CMD, NULL, "%s: UDP: %s", l->text, strerror(err));
 			close(fd);
 			l->tcp_fd = -1;
-			struct sockaddr_in *a4 = (struct sockaddr_in *)&l->addr;
-			struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&l->addr;
-			if (l->addr.ss_family == AF_INET)
-				a4->sin_port = 0;
-			else
-				a6->sin6_port = 0;
+			listener_set_port(l, 0);
 		}
 	}
 	return 0;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # dnsnap serve: the server on 127.0.0.1 (and [::1] when the host has it) at a
-# port the kernel picks, asked by dig and by tests/helpers/mkquery (which sends
+# port serve picks, asked by dig and by tests/helpers/mkquery (which sends
 # any bytes, over UDP, TCP framed, or TCP raw). Answers must equal what
 # dnsnap get prints for the same query; misses, malformed queries, other
 # opcodes and EDNS versions get their error replies; what cannot be answered
@@ -94,6 +94,10 @@ wait_log "listening on 127.0.0.1:" ||
 port=$(sed -n 's/^.* info: listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/log")
 ok_if "serve logs the snapshot's entries" grep -q "s.snap: 4 entries, digest " "$T/log"
 ok_if "serve logs its address: 127.0.0.1:$port" [ -n "$port" ]
+# port 0 is drawn below the kernel's ephemeral range (the man page says why)
+lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)
+ok_if "port 0: $port is from 10000 to below the ephemeral range ($lo)" \
+	[ "${port:-0}" -ge 10000 -a "${port:-0}" -lt "$lo" ]
 # bound before that line was written, but poll the first answer all the same
 i=0
 while [ $i -lt 50 ] && [ "$(udp --wait 100 "$(q www.example.com)")" = none ]; do i=$((i + 1)); done

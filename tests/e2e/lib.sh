@@ -114,7 +114,15 @@ need() {
 
 # pick_port: a random port in 20000-59999 (each user checks it is free by
 # binding it, and picks another when not)
-pick_port() { echo $((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000)); }
+# pick_port: a port from 10000 to below the kernel's ephemeral range: Linux
+# gives a port of that range to a client socket with SO_REUSEPORT (dig sets
+# it) even while a server of ours listens there with SO_REUSEPORT (Unbound,
+# dnsnap serve): dig then reads its own query as the reply (seen in CI)
+pick_port() {
+	_lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	[ "${_lo:-0}" -gt 11000 ] 2>/dev/null || _lo=32768
+	echo $((10000 + $(od -An -N2 -tu2 /dev/urandom) % (_lo - 10000)))
+}
 
 # wait_for SECONDS COMMAND...: poll COMMAND every 50 ms until it succeeds
 wait_for() {
