@@ -7,7 +7,7 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Itests/helpers -MMD -MP
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Icli/l2 -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -24,7 +24,9 @@ LDLIBS_DL   = -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
 # the default: sanitizer and cross builds set JEMALLOC= and link none.
 comma := ,
 JEMALLOC_CLI ?= $(if $(filter -ljemalloc,$(JEMALLOC)),-Wl$(comma)-Bstatic -ljemalloc_pic -Wl$(comma)-Bdynamic -lm,$(JEMALLOC))
-LDLIBS_CLI  = $(LDLIBS_LIB) $(JEMALLOC_CLI) $(LDLIBS_DL)
+# The tool's Redis client (cli/l2: serve --l2, import --from, export --to)
+LDLIBS_REDIS = -lhiredis
+LDLIBS_CLI  = $(LDLIBS_LIB) $(LDLIBS_REDIS) $(JEMALLOC_CLI) $(LDLIBS_DL)
 # What cli/lazy_LIB.c opens: -lLIB's soname, as the linker records it (a probe program linked
 # with -lLIB; the cross builds' sysroots too), and the Debian package holding it when dpkg
 # knows (for the message when it is missing).
@@ -44,12 +46,14 @@ DEMO_ENTRIES ?= 200000
 
 # Debian packages this project needs (make deps installs the missing ones). The
 # third line: serve's metrics endpoint (libmicrohttpd) and the parser test_metrics checks
-# its text with (prometheus_client's). The last line is what make test-e2e runs: Unbound,
+# its text with (prometheus_client's); the fourth: the Redis client library and Redis itself
+# (make test-e2e's shared tier: redis-server, and redis-cli to build a cluster). The last line is what make test-e2e runs: Unbound,
 # NSD, drill and ldns-signzone, kdig, tcpdump (dig and delv are in bind9-dnsutils), ps;
 # dnsperf (the deploy's flood) and python3 (tests/helpers/fakeup.py, the fake upstream).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
        libmicrohttpd-dev python3-prometheus-client \
+       libhiredis-dev redis-server redis-tools \
        unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3
 # ...and those of the peer and deploy benchmarks (make bench-peers and make bench-deploy
 # install them; make test does not).
@@ -99,7 +103,7 @@ LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
 INGEST_SRC = $(wildcard engine/ingest/*.c)
 INGEST_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INGEST_SRC))
-CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c)
+CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c cli/l2/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
 # packet handler: serve test; the JSON writer, options and times: cli test) and the
