@@ -26,8 +26,9 @@ done
 redis() {
 	_p=$1
 	shift
+	mkdir -p "$tmp/r-$_p" # its own: a replica writes dump.rdb there, others would load it
 	redis-server --port "$_p" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-		--dir "$tmp" "$@" >>"$tmp/redis-$_p.log" 2>&1 &
+		--dir "$tmp/r-$_p" "$@" >>"$tmp/redis-$_p.log" 2>&1 &
 	rpid=$!
 	e2e_procs="$e2e_procs $rpid"
 	wait_for 10 redis_up "$_p"
@@ -130,6 +131,41 @@ ok_if "a list: an error" is "$(echo "$a" | cut -d' ' -f2)" error
 ask get k2
 ok_if "... the next GET is answered" is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 2 v2"
 end_session
+
+# a replica takes the reads; down, the primary does
+PR=$(free_port)
+redis "$PR" --replicaof 127.0.0.1 "$P" || bail "a replica starts" "$tmp/redis-$PR.log"
+RR=$rpid
+replicated() { redis-cli -p "$PR" info replication | grep -q 'master_link_status:up'; }
+wait_for 30 replicated || bail "the replica follows" "$tmp/redis-$PR.log"
+session rep "$U" --replica "redis://127.0.0.1:$PR" --wait 1000
+ask put r1 one 60000
+ask drain 5000
+wait_for 10 sh -c "redis-cli -p $PR exists dnsnap:r1 | grep -q 1"
+redis-cli -p "$P" set dnsnap:onlyprimary x >/dev/null
+redis-cli -p "$PR" config set replica-read-only no >/dev/null
+redis-cli -p "$PR" set dnsnap:onlyreplica y >/dev/null
+ask get onlyreplica
+ok_if "a replica: GETs go there" is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 1 y"
+ask stats
+ok_if "... SETs to the primary" is "$(stat writes)" 1
+stop "$RR"
+ask get r1
+ask until closed 10000
+ask get onlyprimary
+ok_if "... the replica down: GETs go to the primary" is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 1 x"
+end_session
+
+# a Unix socket and a database
+redis "$(free_port)" --unixsocket "$tmp/r.sock" --unixsocketperm 700 ||
+	bail "redis-server on a Unix socket starts"
+session unix "unix://$tmp/r.sock?db=3" --wait 1000
+ask put u1 uv 60000
+ask drain 5000
+ask get u1
+ok_if "unix:///PATH?db=3: SET and GET" is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 2 uv"
+end_session
+ok_if "... in database 3" is "$(redis-cli -s "$tmp/r.sock" -n 3 get dnsnap:u1)" uv
 
 # bulk: fill and scan, under a prefix with glob characters
 "$build/l2drive" fill "$U" 2500 20 --prefix 'b*:' >"$tmp/fill" 2>&1
