@@ -74,7 +74,8 @@ static void got(void *arg, void *waiter, enum l2_status st, const uint8_t *val, 
 	w->last = st;
 	w->ms = now_ms() - w->t0;
 	w->len = len;
-	memcpy(w->val, val, len < sizeof w->val ? len : sizeof w->val);
+	if (len)
+		memcpy(w->val, val, len < sizeof w->val ? len : sizeof w->val);
 	if (--w->pending == 0)
 		pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);

@@ -412,7 +412,8 @@ static void got(void *arg, void *waiter, enum l2_status st, const uint8_t *val, 
 	s->n[st]++;
 	s->last = st;
 	s->len = len;
-	memcpy(s->val, val, len < sizeof s->val ? len : sizeof s->val);
+	if (len)
+		memcpy(s->val, val, len < sizeof s->val ? len : sizeof s->val);
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
