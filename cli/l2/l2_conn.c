@@ -19,6 +19,9 @@
 #define BACKOFF_MAX_MS 5000
 #define READ_CHUNK 65536
 #define READS_PER_EVENT 8 /* then back to the loop: a 10 MB reply does not hold the thread */
+/* hiredis 0.14 reads a bulk reply whole, of any length (Redis allows 512 MB): a reply
+ * still incomplete past this is not read further, the connection is dropped */
+#define READ_MAX (32u << 20)
 
 void l2_log(struct l2 *l, const char *fmt, ...)
 {
@@ -321,6 +324,10 @@ void l2n_event(struct l2 *l, unsigned i, uint32_t ev)
 			return;
 		}
 		read_replies(l, i);
+		if (n->c && n->c->reader->len - n->c->reader->pos > READ_MAX) {
+			l2n_fail(l, i, "a reply over 32 MB");
+			return;
+		}
 		if ((size_t)got < sizeof buf)
 			break;
 	}

@@ -554,7 +554,7 @@ static void *fake_run(void *arg)
 	while (k < f->n) {
 		while (k < f->n && count_cmds(buf, len) >= f->cmds[k]) {
 			for (size_t off = 0; off < f->reply_len[k];) {
-				ssize_t w = write(fd, f->reply[k] + off, f->reply_len[k] - off);
+				ssize_t w = send(fd, f->reply[k] + off, f->reply_len[k] - off, MSG_NOSIGNAL);
 				if (w <= 0)
 					goto out;
 				off += (size_t)w;
@@ -674,6 +674,42 @@ static void test_error_and_oversized_replies_are_errors_in_order(void **state)
 	free(s);
 }
 
+static void test_a_reply_over_32_mb_drops_the_connection(void **state)
+{
+	/* a value of 512 MB announced, 33 MB sent: not buffered further */
+	static const char *reply[2];
+	static size_t len[2];
+	static const unsigned cmds[] = {1, 2};
+	struct fake f = {.reply = reply, .reply_len = len, .cmds = cmds, .n = 2};
+	struct seen *s = seen_new();
+	struct l2_hooks h = {.got = got, .arg = s, .log = logged};
+	struct l2 *l;
+	char err[256], url[64];
+	int waiter;
+	size_t big = (size_t)33 << 20;
+	char *p = malloc(big);
+	(void)state;
+	assert_non_null(p);
+	memset(p, 'x', big);
+	memcpy(p, "$536870912\r\n", 13);
+	reply[0] = "+PONG\r\n", len[0] = 7;
+	reply[1] = p, len[1] = big;
+	fake_start(&f);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d", f.port);
+	struct l2_opts o = {.url = url, .wait_ms = 30000, .connect_ms = 30000};
+	assert_int_equal(l2_new(&o, &h, &l, err, sizeof err), 0);
+	assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), 0);
+	wait_calls(s, 1);
+	assert_int_equal(s->last, L2_ERROR);
+	pthread_mutex_lock(&s->mu);
+	assert_non_null(strstr(s->log, "over 32 MB"));
+	pthread_mutex_unlock(&s->mu);
+	l2_free(l, 0);
+	fake_stop(&f);
+	free(p);
+	free(s);
+}
+
 static void test_auth_refused_fails_the_connection_and_says_so(void **state)
 {
 	static const char *const reply[] = {"-WRONGPASS invalid username-password pair\r\n"};
@@ -749,6 +785,7 @@ int main(void)
 		cmocka_unit_test(test_errors_open_the_breaker_then_gets_are_refused),
 		cmocka_unit_test(test_a_late_reply_is_dropped_and_the_next_matches),
 		cmocka_unit_test(test_error_and_oversized_replies_are_errors_in_order),
+		cmocka_unit_test(test_a_reply_over_32_mb_drops_the_connection),
 		cmocka_unit_test(test_auth_refused_fails_the_connection_and_says_so),
 		cmocka_unit_test(test_free_ends_waiting_gets_with_stopped),
 	};
