@@ -333,7 +333,8 @@ static int scan_node(struct l2_bulk *b, unsigned i, const char *pat, size_t plen
 			return -1;
 		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 		    r->element[0]->type != REDIS_REPLY_STRING || r->element[0]->len == 0 ||
-		    r->element[0]->len >= sizeof cursor || r->element[1]->type != REDIS_REPLY_ARRAY) {
+		    r->element[0]->len >= sizeof cursor ||
+		    r->element[1]->type != REDIS_REPLY_ARRAY) {
 			snprintf(err, errcap, "SCAN: %.*s",
 				 r->type == REDIS_REPLY_ERROR ? (int)r->len : 20,
 				 r->type == REDIS_REPLY_ERROR ? r->str : "not the expected reply");

@@ -166,7 +166,8 @@ int l2_url_parse(const char *url, struct l2_url *out, char *err, size_t errcap)
 		out->n = 1;
 		if ((why = parse_hostport(h, n, &out->addr[0])))
 			return fail(err, errcap, url, why);
-		if (slash && slash[1] && parse_uint(slash + 1, strlen(slash + 1), 1000000, &db) != 0)
+		if (slash && slash[1] &&
+		    parse_uint(slash + 1, strlen(slash + 1), 1000000, &db) != 0)
 			return fail(err, errcap, url, "a bad database number after '/'");
 		out->db = (unsigned)db;
 		return 0;

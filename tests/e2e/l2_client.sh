@@ -153,7 +153,8 @@ stop "$RR"
 ask get r1
 ask until closed 10000
 ask get onlyprimary
-ok_if "... the replica down: GETs go to the primary" is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 1 x"
+ok_if "... the replica down: GETs go to the primary" \
+	is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 1 x"
 end_session
 
 # a Unix socket and a database
@@ -207,9 +208,13 @@ for p in $C1 $C2 $C3; do
 	redis "$p" --cluster-enabled yes --cluster-config-file "$tmp/nodes-$p.conf" ||
 		bail "cluster node $p starts" "$tmp/redis-$p.log"
 done
-redis-cli --cluster create 127.0.0.1:$C1 127.0.0.1:$C2 127.0.0.1:$C3 --cluster-yes \
+redis-cli --cluster create "127.0.0.1:$C1" "127.0.0.1:$C2" "127.0.0.1:$C3" --cluster-yes \
 	>"$tmp/create" 2>&1 || bail "redis-cli --cluster create" "$tmp/create"
-cluster_ok() { for p in $C1 $C2 $C3; do redis-cli -p "$p" cluster info | grep -q 'state:ok' || return 1; done; }
+cluster_ok() {
+	for p in $C1 $C2 $C3; do
+		redis-cli -p "$p" cluster info | grep -q 'state:ok' || return 1
+	done
+}
 wait_for 30 cluster_ok || bail "the cluster is up"
 CU=redis-cluster://127.0.0.1:$C2
 "$build/l2drive" fill "$CU" 3000 >"$tmp/cfill" 2>&1
@@ -254,7 +259,7 @@ ok_if "the slot moved: read through MOVED" is "$(echo "$a" | cut -d' ' -f1-3)" "
 ask stats
 ok_if "... MOVED followed" gt "$(stat moved)" "$moved0"
 # a reshard while GETs run
-redis-cli --cluster reshard 127.0.0.1:$C1 --cluster-from "$(redis-cli -p "$C3" cluster myid)" \
+redis-cli --cluster reshard "127.0.0.1:$C1" --cluster-from "$(redis-cli -p "$C3" cluster myid)" \
 	--cluster-to "$(redis-cli -p "$C1" cluster myid)" --cluster-slots 500 --cluster-yes \
 	>"$tmp/reshard" 2>&1 &
 rs=$!
@@ -271,7 +276,8 @@ ask gets key 3000
 ok_if "after the reshard: every key read" is "$a" "gets hit=3000 miss=0 timeout=0 error=0 refused=0"
 ask stats
 echo "# $a"
-ok_if "... redirections followed (moved $(stat moved), ask $(stat ask))" gt "$(stat moved)" "$moved0"
+ok_if "... redirections followed (moved $(stat moved), ask $(stat ask))" \
+	gt "$(stat moved)" "$moved0"
 ok_if "... 3 nodes up" is "$(stat nodes)" 3
 end_session
 finish

@@ -187,7 +187,8 @@ static int command(struct l2 *l, struct wait *w, char *line)
 			printf("get %s %llu\n", status_name[w->last], (unsigned long long)w->ms);
 	} else if (strcmp(argv[0], "put") == 0 && argc == 4) {
 		uint8_t key[512], val[512];
-		size_t kl = key_bytes(argv[1], key, sizeof key), vl = key_bytes(argv[2], val, sizeof val);
+		size_t kl = key_bytes(argv[1], key, sizeof key);
+		size_t vl = key_bytes(argv[2], val, sizeof val);
 		l2_put(l, key, kl, val, vl, wall_ms() + strtoull(argv[3], NULL, 10));
 		printf("put queued\n");
 	} else if (strcmp(argv[0], "gets") == 0 && argc == 3) {

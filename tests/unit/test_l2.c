@@ -51,7 +51,8 @@ static void test_slots_match_redis_keyslot(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-		assert_int_equal(l2_key_slot((const uint8_t *)v[i].key, strlen(v[i].key)), v[i].slot);
+		assert_int_equal(l2_key_slot((const uint8_t *)v[i].key, strlen(v[i].key)),
+				 v[i].slot);
 }
 
 static void test_binary_keys_hash_every_byte(void **state)
@@ -291,10 +292,12 @@ static void test_cluster_slots_reply_parses(void **state)
 	(void)state;
 	/* Redis 7's shape: [lo, hi, [host, port, id, {meta}], [replica...]...] */
 	redisReply *r = r_arr(3,
-		r_arr(4, r_int(0), r_int(5460), r_arr(3, r_str("127.0.0.1"), r_int(7000), r_str("id1")),
+		r_arr(4, r_int(0), r_int(5460),
+		      r_arr(3, r_str("127.0.0.1"), r_int(7000), r_str("id1")),
 		     r_arr(3, r_str("127.0.0.1"), r_int(7003), r_str("id4"))),
 		r_arr(3, r_int(5461), r_int(10922), r_arr(2, r_str(""), r_int(7001))),
-		r_arr(3, r_int(10923), r_int(16383), r_arr(3, r_str("::1"), r_int(7002), r_str("id3"))));
+		r_arr(3, r_int(10923), r_int(16383),
+		      r_arr(3, r_str("::1"), r_int(7002), r_str("id3"))));
 	assert_int_equal(l2_slots_parse(r, &asked, rg, 4), 3);
 	assert_int_equal(rg[0].lo, 0);
 	assert_int_equal(rg[0].hi, 5460);
@@ -554,7 +557,8 @@ static void *fake_run(void *arg)
 	while (k < f->n) {
 		while (k < f->n && count_cmds(buf, len) >= f->cmds[k]) {
 			for (size_t off = 0; off < f->reply_len[k];) {
-				ssize_t w = send(fd, f->reply[k] + off, f->reply_len[k] - off, MSG_NOSIGNAL);
+				ssize_t w = send(fd, f->reply[k] + off, f->reply_len[k] - off,
+						 MSG_NOSIGNAL);
 				if (w <= 0)
 					goto out;
 				off += (size_t)w;
