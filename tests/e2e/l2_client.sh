@@ -165,8 +165,11 @@ ask put u1 uv 60000
 ask drain 5000
 ask get u1
 ok_if "unix:///PATH?db=3: SET and GET" is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 2 uv"
+ask put u2 queued-at-quit 60000
 end_session
 ok_if "... in database 3" is "$(redis-cli -s "$tmp/r.sock" -n 3 get dnsnap:u1)" uv
+ok_if "a SET queued at l2_free() is sent" \
+	is "$(redis-cli -s "$tmp/r.sock" -n 3 get dnsnap:u2)" queued-at-quit
 
 # bulk: fill and scan, under a prefix with glob characters
 "$build/l2drive" fill "$U" 2500 20 --prefix 'b*:' >"$tmp/fill" 2>&1

@@ -25,6 +25,8 @@
  *                         STATE (closed, open, half-open) or MS pass:
  *                         "until STATE ok|timeout"
  *   drain MS           -> until every SET is answered: "drain ok|timeout"
+ *   lat KEY N          -> N GETs of KEY one after the other, l2_get() to got():
+ *                         "lat n=N hit=.. p50_us=.. p99_us=.. max_us=.."
  *   stats              -> "stats gets=.. hits=.. ... breaker=.. nodes=.."
  *   sleep MS           -> "sleep"
  *   quit               -> l2_free(1000), "quit", exit
@@ -151,6 +153,42 @@ static void run_gets(struct l2 *l, struct wait *w, const char *base, unsigned n,
 	w->pending = refused; /* handed back to the caller's print */
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* N sequential GETs of one key: the latency through the thread and Redis */
+static void latency(struct l2 *l, struct wait *w, const char *key, unsigned n)
+{
+	uint64_t *us = calloc(n ? n : 1, sizeof *us);
+	unsigned hits = 0;
+	if (!us || n == 0) {
+		printf("lat bad\n");
+		free(us);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t t0 = now_us();
+		run_gets(l, w, key, 1, 0);
+		us[i] = now_us() - t0;
+		hits += !w->pending && w->last == L2_HIT;
+	}
+	qsort(us, n, sizeof *us, cmp_u64);
+	printf("lat n=%u hit=%u p50_us=%llu p99_us=%llu max_us=%llu\n", n, hits,
+	       (unsigned long long)us[n / 2], (unsigned long long)us[(size_t)n * 99 / 100],
+	       (unsigned long long)us[n - 1]);
+	free(us);
+}
+
 static void print_stats(struct l2 *l)
 {
 	struct l2_stats s;
@@ -216,6 +254,8 @@ static int command(struct l2 *l, struct wait *w, char *line)
 				usleep(5000);
 		} while (s.queue_depth && now_ms() < end);
 		printf("drain %s\n", s.queue_depth ? "timeout" : "ok");
+	} else if (strcmp(argv[0], "lat") == 0 && argc == 3) {
+		latency(l, w, argv[1], (unsigned)strtoul(argv[2], NULL, 10));
 	} else if (strcmp(argv[0], "stats") == 0) {
 		print_stats(l);
 	} else if (strcmp(argv[0], "sleep") == 0 && argc == 2) {
