@@ -34,7 +34,8 @@
  * A GET's bound: wait_ms from l2_get(). When it passes before Redis
  * answers, got(L2_TIMEOUT) is called at once and the late reply is dropped
  * when it comes. Reads go to the replica when one is given (writes always to
- * the primary); in a cluster, to the master that owns the key's slot.
+ * the primary; reads too while the replica's connection is down); in a
+ * cluster, to the master that owns the key's slot.
  *
  * Cluster redirections: -MOVED SLOT HOST:PORT: the slot now belongs to that
  * node (the map is updated at once, a connection opened if needed, and the
@@ -44,6 +45,12 @@
  * per command (then L2_ERROR). A GET is sent again only while its bound
  * has not passed.
  *
+ * Connections: host names are resolved once, in l2_new(); a connection is
+ * up once its first commands are answered (AUTH and SELECT when asked for,
+ * else a PING), within connect_ms of connect(); a connection whose oldest
+ * command waits connect_ms for its reply (a stopped server) has failed, and
+ * so has one whose reply in progress passes 32 MB.
+ *
  * Failures: a connection that fails (refused, reset, a protocol error) is
  * closed; every command waiting on it ends (GETs with got(L2_ERROR)); it is
  * opened again after 100 ms, then 200, 400 ... at most 5 s (backoff), reset
@@ -51,7 +58,10 @@
  * in a row open it: for 1 s (then 2, 4 ... at most 30 s while it keeps
  * failing) l2_get() refuses (the caller goes upstream at once) and l2_put()
  * drops (counted); then half-open: the next GET goes through; a reply closes
- * the breaker, a failure opens it again for the next period.
+ * the breaker, a failure opens it again for the next period. A reply that is
+ * not a value (an error reply, a value over L2_VALUE_MAX) is L2_ERROR to the
+ * caller but a reply to the breaker: Redis answered. Too many redirections
+ * count as a failure.
  */
 #ifndef DNSNAP_L2_H
 #define DNSNAP_L2_H
@@ -168,7 +178,9 @@ int l2_auth_load(const char *file, char *user, size_t user_cap, char *password,
  */
 struct l2_bulk;
 
-/* @return 0, or -1 with a message in @p err (the URL, the address, AUTH...) */
+/* @return 0, or -1 with a message in @p err (the URL, the address, AUTH...).
+ * SIGPIPE is ignored from then on when its disposition was the default
+ * (hiredis writes with write(): a server that closes is EPIPE, not death). */
 int l2_bulk_open(const struct l2_opts *o, struct l2_bulk **out, char *err, size_t errcap);
 
 /*
@@ -201,5 +213,8 @@ void l2_bulk_close(struct l2_bulk *b);
 
 /* Redis Cluster's hash slot of @p key (hash tags as Redis reads them) */
 unsigned l2_key_slot(const uint8_t *key, size_t len);
+
+/* The URL parser, the AUTH rules' parts, CLUSTER SLOTS and MOVED/ASK parsing
+ * and SCAN's pattern are in l2_int.h (tests/unit/test_l2.c). */
 
 #endif
