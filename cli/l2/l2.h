@@ -93,6 +93,11 @@ struct l2_hooks {
 	void (*got)(void *arg, void *waiter, enum l2_status status, const uint8_t *val,
 		    size_t len);
 	void *arg;
+	/* Optional (NULL: silent), the L2 thread: a line for the log, without a
+	 * newline: a connection that failed (once per outage, with why: refused,
+	 * "AUTH refused: WRONGPASS ...", "no reply in 1000 ms"), "connected
+	 * again", a CLUSTER SLOTS that failed. Added by the client (issue 14). */
+	void (*log)(void *arg, const char *msg);
 };
 
 /* The breaker's states (l2_stats.breaker). */
