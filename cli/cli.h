@@ -228,7 +228,7 @@ int l2_prefix_arg(const char *cmd, const char *v);
 int import_from_l2(const char *url, const char *out, const char *prefix, const char *auth_file,
 		   uint32_t now, unsigned long long wait, int json);
 int export_to_l2(const char *path, const char *url, const char *prefix, const char *auth_file,
-		 uint32_t now, int json);
+		 uint32_t now, int has_now, int json);
 int cmd_stats(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

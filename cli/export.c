@@ -131,7 +131,7 @@ int cmd_export(int argc, char **argv)
 		if (out != NULL || top || level || strcmp(format, "dnsnap") != 0)
 			return fail("export", NULL, "--to writes every live entry to the second "
 				    "level: not with -o, --format, --top or --level");
-		return export_to_l2(path, to, prefix, auth_file, now, json);
+		return export_to_l2(path, to, prefix, auth_file, now, has_now, json);
 	}
 	if (out == NULL)
 		return fail("export", NULL, "needs -o OUT (- for standard output)");
