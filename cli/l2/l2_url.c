@@ -154,7 +154,7 @@ int l2_url_parse(const char *url, struct l2_url *out, char *err, size_t errcap)
 	if (strlen(url) >= L2_URL_MAX)
 		return fail(err, errcap, "(URL)", "too long");
 	if (strchr(url, '@'))
-		return fail(err, errcap, url,
+		return fail(err, errcap, "(the URL, not repeated: it holds a secret)",
 			    "a user or password in the URL is refused (ps shows it): "
 			    "use an AUTH file or DNSNAP_REDIS_PASSWORD");
 	if (strncmp(url, redis, sizeof redis - 1) == 0) {
@@ -313,4 +313,10 @@ int l2_auth_load(const char *file, char *user, size_t user_cap, char *password,
 		return -1;
 	}
 	return 0;
+}
+
+int l2_url_check(const char *url, char *err, size_t errcap)
+{
+	struct l2_url u;
+	return l2_url_parse(url, &u, err, errcap);
 }

@@ -830,6 +830,11 @@ int cmd_serve(int argc, char **argv)
 				}
 	} else {
 		char e[512];
+		if (l2_url_check(lo.url, e, sizeof e) != 0 ||
+		    (lo.replica != NULL && l2_url_check(lo.replica, e, sizeof e) != 0)) {
+			fail(CMD, NULL, "--l2: %s", e);
+			goto out_free;
+		}
 		if (l2_auth_load(l2_auth, l2_user, sizeof l2_user, l2_password,
 				 sizeof l2_password, e, sizeof e) != 0) {
 			fail(CMD, NULL, "--l2-auth-file: %s", e);
