@@ -736,7 +736,10 @@ stop_redis() {
 	return 0
 }
 # redis_dbsize PORT: the number of keys of our Redis at PORT
-redis_dbsize() { echo "$(rcli "$1" dbsize 2>/dev/null | tr -dc 0-9)"; }
+redis_dbsize() {
+	_n=$(rcli "$1" dbsize 2>/dev/null | tr -dc 0-9)
+	echo "$_n"
+}
 
 # start_redis_cluster N: a Redis Cluster of N masters (3 at least: redis-cli
 # --cluster create wants 3), no replicas, the slots spread evenly; sets
@@ -766,7 +769,7 @@ start_redis_cluster() {
 # cluster_ok: every node of $cluster_ports says cluster_state:ok, all 16384
 # slots assigned and ok, and knows every master (the gossip has settled)
 cluster_ok() {
-	_nm=$(echo $cluster_ports | wc -w)
+	_nm=$(echo "$cluster_ports" | wc -w)
 	for _p in $cluster_ports; do
 		rcli "$_p" cluster info 2>/dev/null | tr -d '\r' >"$tmp/cluster-info" || return 1
 		grep -qx 'cluster_state:ok' "$tmp/cluster-info" &&
