@@ -211,6 +211,11 @@ void l2_bulk_close(struct l2_bulk *b);
 
 /* ------------------------------------------------- parts, for the tests */
 
+/* Whether @p url is one l2_new() takes (its form only: nothing is
+ * connected). @return 0, or -1 with a message in @p err (never the URL when
+ * it holds a user or password) */
+int l2_url_check(const char *url, char *err, size_t errcap);
+
 /* Redis Cluster's hash slot of @p key (hash tags as Redis reads them) */
 unsigned l2_key_slot(const uint8_t *key, size_t len);
 

@@ -316,3 +316,9 @@ int l2_auth_load(const char *file, char *user, size_t user_cap, char *password,
 	}
 	return 0;
 }
+
+int l2_url_check(const char *url, char *err, size_t errcap)
+{
+	struct l2_url u;
+	return l2_url_parse(url, &u, err, errcap);
+}
