@@ -184,10 +184,12 @@ test-corrupt: deps                                 ## damaged snapshots through 
 
 tsan:                                              ## the threaded tests under TSan
 	$(MAKE) --no-print-directory BUILD=build-tsan JEMALLOC= OPT="-O1 -fsanitize=thread" \
-		build-tsan/bin/test_cache build-tsan/bin/test_snap_reliability build-tsan/bin/test_snap_pin
+		build-tsan/bin/test_cache build-tsan/bin/test_snap_reliability build-tsan/bin/test_snap_pin \
+		build-tsan/bin/test_l2
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_reliability
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_pin
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_l2
 
 # The same rules, another compiler and tree: BUILD=build-s390x, jemalloc only where the rules
 # name it (resolver_demo).
