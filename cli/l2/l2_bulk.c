@@ -258,66 +258,89 @@ static redisReply *follow(struct l2_bulk *b, unsigned i, redisReply *r, int argc
 	return r;
 }
 
-/* A GET's reply during the scan: to fn, or skipped. @return fn's value */
-static int scan_one(struct l2_bulk *b, unsigned i, const redisReply *key, redisReply *r,
-		    int (*fn)(void *, const uint8_t *, size_t, const uint8_t *, size_t), void *arg,
-		    uint64_t *skipped, int *fatal, char *err, size_t errcap)
+/* A GET's final reply: to fn, or skipped (and freed). @return fn's value */
+static int deliver(struct l2_bulk *b, const redisReply *key, redisReply *r,
+		   int (*fn)(void *, const uint8_t *, size_t, const uint8_t *, size_t), void *arg,
+		   uint64_t *skipped)
 {
 	int rc = 0;
-	if (r->type == REDIS_REPLY_ERROR && b->cluster) {
-		const char *argv[] = {"GET", key->str};
-		size_t len[] = {3, key->len};
-		r = follow(b, i, r, 2, argv, len, err, errcap);
-		if (!r) {
-			*fatal = 1;
-			return -1;
-		}
-	}
 	if (r->type == REDIS_REPLY_STRING && r->len <= L2_VALUE_MAX)
 		rc = fn(arg, (const uint8_t *)key->str + b->prefix_len, key->len - b->prefix_len,
 			(const uint8_t *)r->str, r->len);
-	else if (r->type != REDIS_REPLY_NIL) /* gone since SCAN: skipped silently */
+	else if (r->type != REDIS_REPLY_NIL) /* nil: gone since SCAN, skipped silently */
 		(*skipped)++;
 	freeReplyObject(r);
 	return rc;
 }
 
-/* One SCAN batch's GETs, pipelined. @return 0, fn's value, or -1 (err) */
+static int key_ok(const struct l2_bulk *b, const redisReply *key)
+{
+	return key->type == REDIS_REPLY_STRING && key->len >= b->prefix_len;
+}
+
+/*
+ * One SCAN batch's GETs, pipelined. A redirection is followed once every
+ * reply of the pipeline is read: the connection may be asked again then
+ * (MOVED to another node, then ASK back to this one).
+ * @return 0, fn's value, or -1 (err)
+ */
 static int scan_batch(struct l2_bulk *b, unsigned i, const redisReply *keys,
 		      int (*fn)(void *, const uint8_t *, size_t, const uint8_t *, size_t),
 		      void *arg, uint64_t *skipped, char *err, size_t errcap)
 {
 	redisContext *c = b->nodes[i].c;
-	size_t sent = 0;
-	int rc = 0, fatal = 0;
-	for (size_t k = 0; k < keys->elements; k++) {
+	redisReply **held = calloc(keys->elements ? keys->elements : 1, sizeof *held);
+	size_t sent = 0, k;
+	int rc = 0;
+	if (!held) {
+		snprintf(err, errcap, "no memory");
+		return -1;
+	}
+	for (k = 0; k < keys->elements && rc == 0; k++) {
 		const redisReply *key = keys->element[k];
-		if (key->type != REDIS_REPLY_STRING || key->len < b->prefix_len)
-			continue;
 		const char *argv[] = {"GET", key->str};
 		size_t len[] = {3, key->len};
-		if (redisAppendCommandArgv(c, 2, argv, len) != REDIS_OK)
-			break;
-		sent++;
+		if (key_ok(b, key) && redisAppendCommandArgv(c, 2, argv, len) != REDIS_OK) {
+			snprintf(err, errcap, "no memory");
+			rc = -1;
+		}
+		sent += key_ok(b, key);
 	}
-	for (size_t k = 0, got = 0; got < sent; k++) {
-		const redisReply *key = keys->element[k];
+	for (k = 0; sent > 0; k++) {
 		void *r;
-		if (key->type != REDIS_REPLY_STRING || key->len < b->prefix_len)
+		if (!key_ok(b, keys->element[k]))
 			continue;
-		got++;
+		sent--;
 		if (redisGetReply(c, &r) != REDIS_OK) {
 			char s[300];
 			l2_addr_str(&b->nodes[i].addr, s, sizeof s);
 			snprintf(err, errcap, "redis %s: %s", s, c->errstr);
-			return -1;
+			rc = -1;
+			break;
 		}
-		if (rc == 0 && !fatal)
-			rc = scan_one(b, i, key, r, fn, arg, skipped, &fatal, err, errcap);
+		if (((redisReply *)r)->type == REDIS_REPLY_ERROR && b->cluster)
+			held[k] = r;
+		else if (rc == 0)
+			rc = deliver(b, keys->element[k], r, fn, arg, skipped);
 		else
 			freeReplyObject(r); /* the rest of the pipeline, read and dropped */
 	}
-	return fatal ? -1 : rc;
+	for (k = 0; k < keys->elements; k++) {
+		const redisReply *key = keys->element[k];
+		redisReply *r = held[k];
+		if (!r)
+			continue;
+		if (rc != 0) {
+			freeReplyObject(r);
+			continue;
+		}
+		const char *argv[] = {"GET", key->str};
+		size_t len[] = {3, key->len};
+		r = follow(b, i, r, 2, argv, len, err, errcap);
+		rc = r ? deliver(b, key, r, fn, arg, skipped) : -1;
+	}
+	free(held);
+	return rc;
 }
 
 static int scan_node(struct l2_bulk *b, unsigned i, const char *pat, size_t plen,
@@ -410,11 +433,24 @@ static int set_argv(const struct bput *p, const char **argv, size_t *len, char *
 	return 5;
 }
 
-/* The batch's SETs for node @p i (@p route[k] == i), pipelined. @return 0 or -1 */
+/* A SET's final reply: the first error is kept. Frees @p r. */
+static int set_checked(redisReply *r, int rc, char *err, size_t errcap)
+{
+	if (r->type == REDIS_REPLY_ERROR && rc == 0) {
+		snprintf(err, errcap, "SET: %.*s", (int)r->len, r->str);
+		rc = -1;
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+/* The batch's SETs for node @p i (@p route[k] == i), pipelined; redirections
+ * followed once the pipeline is read. @return 0 or -1 */
 static int flush_node(struct l2_bulk *b, unsigned i, const uint8_t *route, char *err,
 		      size_t errcap)
 {
 	redisContext *c = b->nodes[i].c;
+	redisReply *held[BATCH] = {0};
 	const char *argv[5];
 	size_t len[5];
 	char num[24];
@@ -425,7 +461,7 @@ static int flush_node(struct l2_bulk *b, unsigned i, const uint8_t *route, char 
 		int argc = set_argv(b->batch[k], argv, len, num, sizeof num);
 		if (redisAppendCommandArgv(c, argc, argv, len) != REDIS_OK) {
 			snprintf(err, errcap, "no memory");
-			return -1; /* nothing was sent yet: the context is dropped by close */
+			return -1; /* the context is dropped by close */
 		}
 	}
 	for (unsigned k = 0; k < b->nbatch; k++) {
@@ -436,22 +472,26 @@ static int flush_node(struct l2_bulk *b, unsigned i, const uint8_t *route, char 
 			char s[300];
 			l2_addr_str(&b->nodes[i].addr, s, sizeof s);
 			snprintf(err, errcap, "redis %s: %s", s, c->errstr);
-			return -1;
+			rc = -1;
+			break;
 		}
 		redisReply *r = vr;
-		if (r->type == REDIS_REPLY_ERROR && b->cluster && rc == 0) {
-			int argc = set_argv(b->batch[k], argv, len, num, sizeof num);
-			r = follow(b, i, r, argc, argv, len, err, errcap);
-			if (!r) {
-				rc = -1;
-				continue;
-			}
+		if (r->type == REDIS_REPLY_ERROR && b->cluster)
+			held[k] = r;
+		else
+			rc = set_checked(r, rc, err, errcap);
+	}
+	for (unsigned k = 0; k < b->nbatch; k++) {
+		redisReply *r = held[k];
+		if (!r)
+			continue;
+		if (rc != 0) {
+			freeReplyObject(r);
+			continue;
 		}
-		if (r->type == REDIS_REPLY_ERROR && rc == 0) {
-			snprintf(err, errcap, "SET: %.*s", (int)r->len, r->str);
-			rc = -1;
-		}
-		freeReplyObject(r);
+		int argc = set_argv(b->batch[k], argv, len, num, sizeof num);
+		r = follow(b, i, r, argc, argv, len, err, errcap);
+		rc = r ? set_checked(r, rc, err, errcap) : -1;
 	}
 	return rc;
 }

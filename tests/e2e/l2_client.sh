@@ -253,6 +253,12 @@ ask get key0
 ok_if "a key being migrated: read through ASK" is "$(echo "$a" | cut -d' ' -f1-3)" "get hit 16"
 ask stats
 ok_if "... ASK followed" gt "$(stat ask)" 0
+"$build/l2drive" fill "$CU" 1 >"$tmp/askfill" 2>&1
+ok_if "bulk: a SET to the migrating slot follows ASK" grep -q '^filled 1$' "$tmp/askfill"
+"$build/l2drive" scan "$CU" >"$tmp/askscan" 2>&1
+ok_if "bulk: the scan reads the migrated key (MOVED, then ASK)" \
+	grep -q '^scanned 3000 skipped 0$' "$tmp/askscan"
+ok_if "... key0 among them" grep -q '^key0 16$' "$tmp/askscan"
 for p in $C1 $C2 $C3; do
 	redis-cli -p "$p" cluster setslot "$slot" node "$did" >/dev/null
 done
