@@ -292,4 +292,19 @@ ok_if "... redirections followed (moved $(stat moved), ask $(stat ask))" \
 	gt "$(stat moved)" "$moved0"
 ok_if "... 3 nodes up" is "$(stat nodes)" 3
 end_session
+
+# AUTH on every node
+for p in $C1 $C2 $C3; do
+	redis-cli -p "$p" config set requirepass cl-s3cret >/dev/null
+done
+printf 'cl-s3cret\n' >"$tmp/clauth"
+chmod 600 "$tmp/clauth"
+session clauth "$CU" --wait 1000 --auth-file "$tmp/clauth"
+ask gets key 3000
+ok_if "cluster with AUTH: every key read" is "$a" "gets hit=3000 miss=0 timeout=0 error=0 refused=0"
+end_session
+session clnoauth "$CU" --wait 1000
+ask get key1
+ok_if "... without it: an error" is "$(echo "$a" | cut -d' ' -f2)" error
+end_session
 finish

@@ -509,6 +509,42 @@ static void test_errors_open_the_breaker_then_gets_are_refused(void **state)
 	free(s);
 }
 
+static void test_half_open_lets_one_probe_through(void **state)
+{
+	struct seen *s = seen_new();
+	struct l2_hooks h = {.got = got, .arg = s};
+	struct l2 *l;
+	struct l2_stats st;
+	char err[256], url[128];
+	int waiter;
+	(void)state;
+	snprintf(url, sizeof url, "unix://%s/nobody.sock", dir);
+	struct l2_opts o = {.url = url, .wait_ms = 1000};
+	assert_int_equal(l2_new(&o, &h, &l, err, sizeof err), 0);
+	for (unsigned i = 0; i < 5; i++) {
+		assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), 0);
+		wait_calls(s, i + 1);
+	}
+	/* open for 1 s, then half-open (a generous bound for the wait) */
+	for (int i = 0; i < 1000; i++) {
+		l2_stats(l, &st);
+		if (st.breaker == L2_BREAKER_HALF_OPEN)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.breaker, L2_BREAKER_HALF_OPEN);
+	assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), 0); /* the probe */
+	assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), -1);
+	wait_calls(s, 6);
+	assert_int_equal(s->last, L2_ERROR);
+	l2_stats(l, &st);
+	assert_int_equal(st.breaker, L2_BREAKER_OPEN); /* failed: open again, for 2 s */
+	assert_int_equal(st.refused, 1);
+	assert_int_equal(st.gets, 6);
+	l2_free(l, 0);
+	free(s);
+}
+
 /* A fake Redis: one connection; reply[k] is written once cmds[k] commands have been read. */
 struct fake {
 	int lfd, port;
@@ -787,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_scan_pattern_escapes_glob_characters),
 		cmocka_unit_test(test_bad_options_are_refused_by_l2_new),
 		cmocka_unit_test(test_errors_open_the_breaker_then_gets_are_refused),
+		cmocka_unit_test(test_half_open_lets_one_probe_through),
 		cmocka_unit_test(test_a_late_reply_is_dropped_and_the_next_matches),
 		cmocka_unit_test(test_error_and_oversized_replies_are_errors_in_order),
 		cmocka_unit_test(test_a_reply_over_32_mb_drops_the_connection),
