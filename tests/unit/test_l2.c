@@ -805,6 +805,33 @@ static void test_free_ends_waiting_gets_with_stopped(void **state)
 	free(s);
 }
 
+static void test_writes_past_the_queue_bound_are_dropped(void **state)
+{
+	static const char *const reply[] = {""};
+	static const size_t len[] = {0};
+	static const unsigned cmds[] = {1000}; /* never answers */
+	struct fake f = {.reply = reply, .reply_len = len, .cmds = cmds, .n = 1};
+	struct seen *s = seen_new();
+	struct l2_hooks h = {.got = got, .arg = s};
+	struct l2 *l;
+	struct l2_stats st;
+	char err[256], url[64];
+	(void)state;
+	fake_start(&f);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d", f.port);
+	struct l2_opts o = {.url = url, .queue_max = 2, .connect_ms = 60000};
+	assert_int_equal(l2_new(&o, &h, &l, err, sizeof err), 0);
+	for (int i = 0; i < 3; i++)
+		l2_put(l, (const uint8_t *)"k", 1, (const uint8_t *)"v", 1, 1);
+	l2_stats(l, &st);
+	assert_int_equal(st.queue_depth, 2);
+	assert_int_equal(st.write_drops, 1);
+	assert_int_equal(st.writes, 0);
+	l2_free(l, 0);
+	fake_stop(&f);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -829,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_a_reply_over_32_mb_drops_the_connection),
 		cmocka_unit_test(test_auth_refused_fails_the_connection_and_says_so),
 		cmocka_unit_test(test_free_ends_waiting_gets_with_stopped),
+		cmocka_unit_test(test_writes_past_the_queue_bound_are_dropped),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
