@@ -317,6 +317,14 @@ static void refresh(struct l2 *l, uint64_t now)
 	l2n_append(l, pick, c, now);
 }
 
+/* Since when a connection with commands waiting has had nothing from its
+ * server: its oldest command's sending, or its last bytes (a 10 MB reply read
+ * for seconds is slow, not stopped) */
+static uint64_t quiet_since(const struct node *n)
+{
+	return n->rx_at > n->head->sent ? n->rx_at : n->head->sent;
+}
+
 /* Connections to open again, bounds passed, the slot map. */
 static void timers(struct l2 *l, uint64_t now)
 {
@@ -329,7 +337,7 @@ static void timers(struct l2 *l, uint64_t now)
 			   now >= n->connect_by) {
 			snprintf(why, sizeof why, "not connected in %u ms", l->connect_ms);
 			l2n_fail(l, i, why);
-		} else if (n->state == N_READY && n->head && now >= n->head->sent + l->connect_ms) {
+		} else if (n->state == N_READY && n->head && now >= quiet_since(n) + l->connect_ms) {
 			/* a server that stopped answering (SIGSTOP, a dead peer) */
 			snprintf(why, sizeof why, "no reply in %u ms", l->connect_ms);
 			l2n_fail(l, i, why);
@@ -352,7 +360,7 @@ static int next_wait(const struct l2 *l, uint64_t now)
 		else if (n->state == N_CONNECTING || n->state == N_HANDSHAKE)
 			AT(n->connect_by);
 		else if (n->state == N_READY && n->head)
-			AT(n->head->sent + l->connect_ms);
+			AT(quiet_since(n) + l->connect_ms);
 	}
 	if (l->cluster && l->refresh_pending && !l->refresh_inflight)
 		AT(l->refresh_last + REFRESH_GAP_MS);

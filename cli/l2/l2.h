@@ -47,9 +47,9 @@
  *
  * Connections: host names are resolved once, in l2_new(); a connection is
  * up once its first commands are answered (AUTH and SELECT when asked for,
- * else a PING), within connect_ms of connect(); a connection whose oldest
- * command waits connect_ms for its reply (a stopped server) has failed, and
- * so has one whose reply in progress passes 32 MB.
+ * else a PING), within connect_ms of connect(); a connection with commands
+ * waiting that reads nothing for connect_ms (a stopped server) has failed,
+ * and so has one whose reply in progress passes 32 MB.
  *
  * Failures: a connection that fails (refused, reset, a protocol error) is
  * closed; every command waiting on it ends (GETs with got(L2_ERROR)); it is

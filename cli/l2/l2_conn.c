@@ -319,6 +319,7 @@ void l2n_event(struct l2 *l, unsigned i, uint32_t ev)
 				l2n_fail(l, i, strerror(errno));
 			break;
 		}
+		n->rx_at = l2_now_ms();
 		if (redisReaderFeed(n->c->reader, buf, (size_t)got) != REDIS_OK) {
 			l2n_fail(l, i, "no memory");
 			return;

@@ -43,6 +43,7 @@ struct node {
 	unsigned backoff_ms;      /* the next wait after a failure (0: none yet) */
 	uint64_t retry_at;        /* N_DOWN: connect again from then */
 	uint64_t connect_by;      /* N_CONNECTING, N_HANDSHAKE: the bound */
+	uint64_t rx_at;           /* bytes last read (a long reply is not a stopped server) */
 	uint32_t events;          /* registered with epoll (0: none) */
 	uint32_t gen;             /* connections opened: an event of a closed one is stale */
 	int failed;               /* failed since it was last ready */
