@@ -137,6 +137,18 @@ wait_for() {
 	return 1
 }
 
+# poll_for SECONDS COMMAND...: wait_for by the clock (for a COMMAND that may
+# itself take a while, as a python3 start does on a loaded machine)
+poll_for() {
+	_end=$(($(date +%s) + $1))
+	shift
+	while :; do
+		"$@" 2>/dev/null && return 0
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.1
+	done
+}
+
 # ------------------------------------------------------------------ zones
 
 # make_zones SERIAL: the two zone files in $tmp/zones, signed.test signed;
