@@ -264,7 +264,7 @@ share() {
 	_u0=$(upq "$_c0")
 	_u1=$(upq "$_c1")
 	ok_if "$1: $nq hits from Redis (hits_l2 +$_h, l2.hits +$_lh), upstream asked nothing \
-($_u0 queries before, $_u1 after)" [ "$_h" = "$nq" -a "$_lh" = "$nq" -a "$_u0" = "$_u1" ]
+($_u0 queries before, $_u1 after)" [ "$_h" = "$nq" -a "$_lh" = "$nq" -a "$_u0" != none -a "$_u0" = "$_u1" ]
 }
 share f2 "$f2" "$f2_pid" "$tmp/learn"
 share f3 "$f3" "$f3_pid" "$tmp/other"
