@@ -1,6 +1,6 @@
 # lib.sh: what the end-to-end scripts share. Source it from the repository
 # root with build set (the BUILD directory). It makes a temp dir ($tmp) that
-# goes on exit (E2E_KEEP=1 keeps it, to look into), and every process started through it (NSD, tcpdump, dnsnap
+# goes on exit (E2E_KEEP=1 keeps it, to look into), and every process started through it (NSD, tcpdump, Redis, dnsnap
 # serve) is stopped on exit, whatever the exit: TERM first, KILL when it
 # lingers. Nothing sleeps blindly: waits poll, with limits.
 #
