@@ -370,8 +370,16 @@ drops $(jget "$cw" l2.write_drops))" [ $resumed = yes ]
 ok_if "F4 counted its reconnections ($(jget "$c1" l2.reconnects))" \
 	[ "$(jget "$c1" l2.reconnects)" -gt 0 ] 2>/dev/null
 
-for p in $f1_pid $f2_pid $f3_pid $w_pid $f4_pid; do
-	stop_fwd "$p"
-	ok_if "dnsnap serve $p: SIGTERM, exit 0" [ $? -eq 0 ]
+# at SIGTERM each prints its counters a last time (event "exit"): the l2
+# object's as well, no fewer than at the last SIGUSR1
+for f in f1:$f1_pid f2:$f2_pid f3:$f3_pid w:$w_pid f4:$f4_pid; do
+	last=$(fwd_counters "${f%:*}" "${f#*:}")
+	stop_fwd "${f#*:}"
+	ok_if "${f%:*}: SIGTERM, exit 0" [ $? -eq 0 ]
+	final=$(grep '"event":"exit"' "$tmp/${f%:*}.out" | tail -n 1)
+	ok_if "${f%:*}: the counters at exit keep l2's (l2.writes $(jget "$last" l2.writes), then \
+$(jget "$final" l2.writes); l2.hits $(jget "$last" l2.hits), then $(jget "$final" l2.hits))" \
+		[ "$(jget "$final" l2.writes)" -ge "$(jget "$last" l2.writes)" -a \
+		"$(jget "$final" l2.hits)" -ge "$(jget "$last" l2.hits)" ] 2>/dev/null
 done
 finish
