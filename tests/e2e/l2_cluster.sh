@@ -88,23 +88,45 @@ before="$1 $2 $3"
 mode up mode=silent
 qseen=$(wc -l <"$tmp/up.qlog")
 head -n 300 "$tmp/names" >"$tmp/n1"
-sed -n '301,1500p' "$tmp/names" >"$tmp/n2"
-sed -n '1501,2000p' "$tmp/names" >"$tmp/n3"
 c0=$(fwd_counters r "$r_pid")
 perf "$r" "$tmp/n1" "$tmp/r1.out"
 perf_ok "R, before the resharding" "$tmp/n1" "$tmp/r1.out"
-# 1200 names at 500 q/s: the resharding runs under them
+# the other 1700 names in batches of 100 (0.2 s each at 500 q/s): batches go
+# as long as the resharding runs, the last 300 names after it has ended
+sed -n '301,2000p' "$tmp/names" | split -l 100 -d -a 2 - "$tmp/batch."
 reshard "$p1" "$p2" 4000 "$tmp/reshard.log" &
 rs_pid=$!
-perf "$r" "$tmp/n2" "$tmp/r2.out"
-wait "$rs_pid"
-rc=$?
+rc=none
+left=17
+: >"$tmp/during"
+: >"$tmp/after"
+for b in "$tmp"/batch.[0-9][0-9]; do
+	if [ "$rc" = none ] && { [ "$left" -le 3 ] || ! running "$rs_pid"; }; then
+		wait "$rs_pid"
+		rc=$?
+	fi
+	phase=during
+	[ "$rc" = none ] || phase=after
+	perf "$r" "$b" "$b.out"
+	# a batch's line: questions completed lost codes
+	echo "$(wc -l <"$b") $(sed -n 's/^ *Queries completed: *\([0-9]*\).*/\1/p' "$b.out") \
+$(sed -n 's/^ *Queries lost: *\([0-9]*\).*/\1/p' "$b.out") \
+$(sed -n 's/^ *Response codes: *//p' "$b.out")" >>"$tmp/$phase"
+	left=$((left - 1))
+done
 ok_if "redis-cli --cluster reshard moved 4000 slots from :$p1 to :$p2 (exit $rc), the cluster ok" \
 	[ "$rc" = 0 ]
 [ "$rc" = 0 ] || sed 's/^/#   /' "$tmp/reshard.log" | tail -n 20
-perf_ok "R, during the resharding" "$tmp/n2" "$tmp/r2.out"
-perf "$r" "$tmp/n3" "$tmp/r3.out"
-perf_ok "R, after it" "$tmp/n3" "$tmp/r3.out"
+# batch_ok PHASE: every batch of PHASE completed, none lost, all NOERROR
+batch_ok() {
+	_nb=$(wc -l <"$tmp/$1")
+	_bad=$(awk '!($1 == $2 && $3 == 0 && $4 == "NOERROR" && $5 == $1 && NF == 6)' "$tmp/$1" | wc -l)
+	ok_if "R, $1 the resharding: $_nb batches of 100, each completed, none lost, all NOERROR \
+($_bad not)" [ "$_nb" -gt 0 -a "$_bad" = 0 ]
+	[ "$_bad" = 0 ] || sed 's/^/#   /' "$tmp/$1" | head -n 5
+}
+batch_ok during
+batch_ok after
 c1=$(fwd_counters r "$r_pid")
 # shellcheck disable=SC2046
 set -- $(dbsizes)
