@@ -30,9 +30,6 @@ int l2_prefix_arg(const char *cmd, const char *v)
 {
 	if (strlen(v) > L2_PREFIX_MAX)
 		return fail(cmd, NULL, "--l2-prefix: at most %d bytes", L2_PREFIX_MAX);
-	if (strpbrk(v, "{}") != NULL)
-		return fail(cmd, NULL, "--l2-prefix: no { or } (Redis Cluster would read a hash "
-			    "tag and put every key on one master): %s", v);
 	return 0;
 }
 

@@ -973,6 +973,12 @@ int cmd_serve(int argc, char **argv)
 			     s->nthreads, plural((uint64_t)s->nthreads, "thread", "threads"));
 		for (int i = 0; i < fo->nup; i++)
 			slog(LOG_INFO, "upstream %d: %s", i + 1, fo->up[i].text);
+		const char *tag = lo.prefix ? strchr(lo.prefix, '{') : NULL;
+		const char *tag_end = tag ? strchr(tag, '}') : NULL;
+		if (s->l2 != NULL && tag_end != NULL && tag_end > tag + 1 &&
+		    strncmp(lo.url, "redis-cluster:", 14) == 0)
+			slog(LOG_WARNING, "--l2-prefix %s holds a hash tag: every key goes to one "
+			     "slot, on one master of the cluster", lo.prefix);
 		if (s->l2 != NULL)
 			slog(LOG_INFO, "second level: %s%s%s, prefix \"%s\", wait %u ms%s", lo.url,
 			     lo.replica ? ", reads from " : "", lo.replica ? lo.replica : "",
