@@ -36,11 +36,6 @@ url="redis-cluster://127.0.0.1:$p1,127.0.0.1:$p2"
 fargs="--listen 127.0.0.1:0 --upstream 127.0.0.1:$fk_port --upstream-timeout 300
 	--upstream-tries 1 --l2 $url --l2-wait 200"
 
-# settled NAME PID N: FWD's writes to Redis are done: none queued, at least N
-settled() {
-	_c=$(fwd_counters "$1" "$2")
-	[ "$(jget "$_c" l2.write_queue)" = 0 ] && [ "$(jget "$_c" l2.writes)" -ge "$3" ] 2>/dev/null
-}
 # perf PORT FILE OUT: dnsperf through FILE's questions once, at 500 q/s; the
 # check of its report: all completed, none lost, every reply NOERROR
 perf() {
@@ -70,7 +65,7 @@ r_pid=$fwd_pid
 seq 1 2000 | sed 's/.*/c&.cluster.test A/' >"$tmp/names"
 perf "$w" "$tmp/names" "$tmp/learn.out"
 perf_ok "W learns the names" "$tmp/names" "$tmp/learn.out"
-poll_for 20 settled w "$w_pid" 2000
+poll_for 20 l2_settled w "$w_pid" 2000
 c=$(fwd_counters w "$w_pid")
 ok_if "W: 2000 writes ($(jget "$c" l2.writes)), no error ($(jget "$c" l2.write_errors)), \
 no drop ($(jget "$c" l2.write_drops))" [ "$(jget "$c" l2.writes)" = 2000 -a \

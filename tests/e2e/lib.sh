@@ -674,6 +674,16 @@ jgdelta() {
 	*) echo $((_b - _a)) ;;
 	esac
 }
+# l2_settled NAME PID N: forwarder NAME's writes to Redis are done: none
+# queued (l2.write_queue 0), at least N written (l2.writes); one python3
+l2_settled() {
+	fwd_counters "$1" "$2" | python3 -c 'import json, sys
+try:
+    l2 = json.load(sys.stdin)["l2"]
+    sys.exit(not (l2["write_queue"] == 0 and l2["writes"] >= int(sys.argv[1])))
+except (ValueError, KeyError):
+    sys.exit(1)' "$3"
+}
 # hist_over JSON NAME US: the count of histogram NAME (answer_latency_l2...)
 # above US microseconds (US one of its bounds), "none" without the histogram
 hist_over() {
