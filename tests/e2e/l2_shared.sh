@@ -14,8 +14,9 @@
 #      reading it outlasts --l2-wait, l2.timeouts the 10 MB, which the client
 #      does not take as a value).
 #   4. export --to then import --from: F1's snapshot pushed under another
-#      prefix, a garbage key beside it, read back: dnsnap diff says equal, the
-#      garbage skipped and counted.
+#      prefix, two bad values beside it (under a name that is no key, and
+#      under a real key), read back: dnsnap diff --live says equal, the two
+#      left out and counted.
 #   5. Unbound and NSD stopped: F2 and F3 answer every question as F1 does
 #      (dnscmp --peer --within 2), all from Redis (l2.hits), nothing asked
 #      upstream; F3 with DO the other way round.
