@@ -1,6 +1,6 @@
 # lib.sh: what the end-to-end scripts share. Source it from the repository
 # root with build set (the BUILD directory). It makes a temp dir ($tmp) that
-# goes on exit (E2E_KEEP=1 keeps it, to look into), and every process started through it (NSD, tcpdump, dnsnap
+# goes on exit (E2E_KEEP=1 keeps it, to look into), and every process started through it (NSD, tcpdump, Redis, dnsnap
 # serve) is stopped on exit, whatever the exit: TERM first, KILL when it
 # lingers. Nothing sleeps blindly: waits poll, with limits.
 #
@@ -135,6 +135,18 @@ wait_for() {
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+# poll_for SECONDS COMMAND...: wait_for by the clock (for a COMMAND that may
+# itself take a while, as a python3 start does on a loaded machine)
+poll_for() {
+	_end=$(($(date +%s) + $1))
+	shift
+	while :; do
+		"$@" 2>/dev/null && return 0
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.1
+	done
 }
 
 # ------------------------------------------------------------------ zones
@@ -661,6 +673,16 @@ jgdelta() {
 	*[!0-9]*) echo none ;;
 	*) echo $((_b - _a)) ;;
 	esac
+}
+# l2_settled NAME PID N: forwarder NAME's writes to Redis are done: none
+# queued (l2.write_queue 0), at least N written (l2.writes); one python3
+l2_settled() {
+	fwd_counters "$1" "$2" | python3 -c 'import json, sys
+try:
+    l2 = json.load(sys.stdin)["l2"]
+    sys.exit(not (l2["write_queue"] == 0 and l2["writes"] >= int(sys.argv[1])))
+except (ValueError, KeyError):
+    sys.exit(1)' "$3"
 }
 # hist_over JSON NAME US: the count of histogram NAME (answer_latency_l2...)
 # above US microseconds (US one of its bounds), "none" without the histogram

@@ -9,6 +9,9 @@ and prints them as hex.
                                              line each, in hex (SCAN loop)
     resp.py [--host H] PORT get HEXKEY FILE  the value of a key into FILE
                                              (exit 1: no such key)
+    resp.py slot [HEXKEY...]                 each key's Redis Cluster slot,
+                                             "SLOT HEXKEY" a line (the keys
+                                             from standard input when none)
 
 An ARG is sent as it is written, unless it starts with "x:" (the bytes of
 the hex after it) or "@" (the bytes of the file named after it). A reply
@@ -109,7 +112,32 @@ def show(v, out):
     return False
 
 
+def crc16(data):
+    """CRC16-CCITT (XMODEM): polynomial 0x1021, initial 0, as Redis Cluster"""
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc
+
+
+def key_slot(key):
+    """the hash slot: of the hash tag (between the first { and the next },
+    when not empty) or of the whole key"""
+    i = key.find(b"{")
+    if i >= 0:
+        j = key.find(b"}", i + 1)
+        if j > i + 1:
+            key = key[i + 1:j]
+    return crc16(key) % 16384
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "slot":
+        for k in sys.argv[2:] or sys.stdin.read().split():
+            print(key_slot(bytes.fromhex(k)), k)
+        return 0
     p = argparse.ArgumentParser(description="a minimal Redis client (hex in and out)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("port", type=int)
