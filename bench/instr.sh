@@ -3,7 +3,7 @@
 # snapshot lookup on the Big Pineapple mix, counted by valgrind's callgrind
 # around build/bench_instr's measured calls (bench/instr.c says what each
 # operation is). Prints one JSON object on stdout; on stderr, a line per
-# figure with issue 13's target. Deterministic: two runs print the same.
+# figure with issue 13's target. Repeatable: two runs print the same counts, or within 0.2%.
 # `make bench-instr` runs it (INSTR_ARGS="--entries N --ops M").
 set -eu
 

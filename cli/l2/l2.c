@@ -66,25 +66,36 @@ static int breaker_admit(struct l2 *l, uint64_t now, int *probe)
 	return 1;
 }
 
-/* How a GET went for the breaker: answered (@p ok) or failed (an error, a timeout). */
-static void breaker_note(struct l2 *l, const struct cmd *c, int ok)
+/*
+ * How a GET went for the breaker: answered (@p ok 1), failed (0: an error, a
+ * timeout), or failed with others at the same instant (-1: the timeouts of
+ * one pass after the first; one stall of the machine or of Redis is one
+ * failure, however many GETs it caught; they still settle a probe). The
+ * breaker's turns go to the log (the thread's: after the lock).
+ */
+static void breaker_note(struct l2 *l, struct cmd *c, int ok)
 {
+	char msg[160] = "";
 	pthread_mutex_lock(&l->mu);
 	uint64_t now = l2_now_ms();
 	if (l->breaker == L2_BREAKER_CLOSED) {
-		if (ok) {
+		if (ok > 0) {
 			l->fails = 0;
-		} else if (++l->fails >= BREAKER_FAILS) {
+		} else if (ok == 0 && ++l->fails >= BREAKER_FAILS) {
 			l->breaker = L2_BREAKER_OPEN;
 			l->period_ms = BREAKER_FIRST_MS;
 			l->open_until = now + l->period_ms;
 			l->fails = 0;
+			snprintf(msg, sizeof msg, "the breaker opened: %d failures in a row (timeouts, "
+				 "lost connections): misses go upstream for %u ms", BREAKER_FAILS,
+				 (unsigned)l->period_ms);
 		}
 	} else if (l->breaker == L2_BREAKER_HALF_OPEN && c->probe) {
 		l->probe_out = 0;
-		if (ok) {
+		if (ok > 0) {
 			l->breaker = L2_BREAKER_CLOSED;
 			l->fails = 0;
+			snprintf(msg, sizeof msg, "the breaker closed: Redis answered the probe");
 		} else {
 			l->period_ms = l->period_ms * 2 > BREAKER_MAX_MS ? BREAKER_MAX_MS
 									 : l->period_ms * 2;
@@ -92,7 +103,10 @@ static void breaker_note(struct l2 *l, const struct cmd *c, int ok)
 			l->open_until = now + l->period_ms;
 		}
 	}
+	c->probe = 0; /* settled: a late reply to it proves nothing more */
 	pthread_mutex_unlock(&l->mu);
+	if (msg[0] && l->hooks.log)
+		l->hooks.log(l->hooks.arg, msg);
 }
 
 /* --------------------------------------------------------- completions */
@@ -111,8 +125,9 @@ static void tl_unlink(struct l2 *l, struct cmd *c)
 }
 
 /* A live GET ends: its waiter goes back through got(). The breaker hears
- * whether Redis answered: an error reply or a value too long is L2_ERROR for
- * the caller, but a server that answers is not failing. */
+ * whether Redis answered (@p answered, as breaker_note()'s ok): an error
+ * reply or a value too long is L2_ERROR for the caller, but a server that
+ * answers is not failing. */
 static void get_end(struct l2 *l, struct cmd *c, enum l2_status st, const uint8_t *val,
 		    size_t len, int answered)
 {
@@ -265,7 +280,8 @@ void l2c_reply(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r)
 			return;
 		if (!c->live)
 			break;
-		if (r->type == REDIS_REPLY_NIL)
+		if (r->type == REDIS_REPLY_NIL ||
+		    (r->type == REDIS_REPLY_STRING && r->len == 0)) /* GETRANGE: no key */
 			get_end(l, c, L2_MISS, NULL, 0, 1);
 		else if (r->type == REDIS_REPLY_STRING && r->len <= L2_VALUE_MAX)
 			get_end(l, c, L2_HIT, (const uint8_t *)r->str, r->len, 1);
@@ -289,10 +305,15 @@ void l2c_reply(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r)
 
 /* ------------------------------------------------------------- the loop */
 
+/* The GETs whose bound passed: each stays in its FIFO (its reply will come
+ * and be dropped); together they are one failure for the breaker. */
 static void expire(struct l2 *l, uint64_t now)
 {
-	while (l->t_head && l->t_head->deadline <= now)
-		get_end(l, l->t_head, L2_TIMEOUT, NULL, 0, 0); /* stays in its FIFO */
+	int first = 1;
+	while (l->t_head && l->t_head->deadline <= now) {
+		get_end(l, l->t_head, L2_TIMEOUT, NULL, 0, first ? 0 : -1);
+		first = 0;
+	}
 }
 
 static void refresh(struct l2 *l, uint64_t now)
@@ -660,6 +681,13 @@ void l2_stats(struct l2 *l, struct l2_stats *s)
 
 void l2_free(struct l2 *l, unsigned flush_ms)
 {
+	l2_free_last(l, flush_ms, NULL);
+}
+
+void l2_free_last(struct l2 *l, unsigned flush_ms, struct l2_stats *last)
+{
+	if (last)
+		memset(last, 0, sizeof *last);
 	if (!l)
 		return;
 	pthread_mutex_lock(&l->mu);
@@ -668,6 +696,8 @@ void l2_free(struct l2 *l, unsigned flush_ms)
 	pthread_mutex_unlock(&l->mu);
 	wake(l);
 	pthread_join(l->thread, NULL);
+	if (last)
+		l2_stats(l, last);
 	pthread_mutex_destroy(&l->mu);
 	close(l->epfd);
 	close(l->evfd);

@@ -74,7 +74,12 @@
 #define L2_DEFAULT_PREFIX "dnsnap:"
 #define L2_DEFAULT_WAIT_MS 10
 #define L2_DEFAULT_QUEUE 65536
-#define L2_VALUE_MAX (1u << 20) /* a reply longer than this is not read as a value */
+/* The longest value read (192 KiB; dnsnap's longest L2 value is 128 KiB). A
+ * value is read with GETRANGE KEY 0 L2_VALUE_MAX, never GET: a longer one
+ * (someone wrote 10 MB) costs L2_VALUE_MAX + 1 bytes to refuse, not its
+ * length. GETRANGE reads a missing key as "": an empty value is a miss.
+ * A plain number: the command's argument is this macro, stringified. */
+#define L2_VALUE_MAX 196608
 
 struct l2_opts {
 	const char *url;          /* required: see above */
@@ -157,6 +162,10 @@ void l2_stats(struct l2 *l, struct l2_stats *out);
  * every GET still waiting ends with got(L2_STOPPED), the thread ends, the
  * connections close. NULL is fine. */
 void l2_free(struct l2 *l, unsigned flush_ms);
+
+/* l2_free(), and the counters as the thread ended in @p last (the flush's
+ * writes counted): for a last report. */
+void l2_free_last(struct l2 *l, unsigned flush_ms, struct l2_stats *last);
 
 /*
  * The user and password for AUTH, from (first found): the file @p file

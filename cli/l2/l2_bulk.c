@@ -264,7 +264,9 @@ static int deliver(struct l2_bulk *b, const redisReply *key, redisReply *r,
 		   uint64_t *skipped)
 {
 	int rc = 0;
-	if (r->type == REDIS_REPLY_STRING && r->len <= L2_VALUE_MAX)
+	if (r->type == REDIS_REPLY_STRING && r->len == 0)
+		; /* GETRANGE of a key gone since SCAN (or an empty value): skipped silently */
+	else if (r->type == REDIS_REPLY_STRING && r->len <= L2_VALUE_MAX)
 		rc = fn(arg, (const uint8_t *)key->str + b->prefix_len, key->len - b->prefix_len,
 			(const uint8_t *)r->str, r->len);
 	else if (r->type != REDIS_REPLY_NIL) /* nil: gone since SCAN, skipped silently */
@@ -298,9 +300,9 @@ static int scan_batch(struct l2_bulk *b, unsigned i, const redisReply *keys,
 	}
 	for (k = 0; k < keys->elements && rc == 0; k++) {
 		const redisReply *key = keys->element[k];
-		const char *argv[] = {"GET", key->str};
-		size_t len[] = {3, key->len};
-		if (key_ok(b, key) && redisAppendCommandArgv(c, 2, argv, len) != REDIS_OK) {
+		const char *argv[] = {"GETRANGE", key->str, "0", L2_RANGE_END};
+		size_t len[] = {8, key->len, 1, sizeof L2_RANGE_END - 1};
+		if (key_ok(b, key) && redisAppendCommandArgv(c, 4, argv, len) != REDIS_OK) {
 			snprintf(err, errcap, "no memory");
 			rc = -1;
 		}
@@ -334,9 +336,9 @@ static int scan_batch(struct l2_bulk *b, unsigned i, const redisReply *keys,
 			freeReplyObject(r);
 			continue;
 		}
-		const char *argv[] = {"GET", key->str};
-		size_t len[] = {3, key->len};
-		r = follow(b, i, r, 2, argv, len, err, errcap);
+		const char *argv[] = {"GETRANGE", key->str, "0", L2_RANGE_END};
+		size_t len[] = {8, key->len, 1, sizeof L2_RANGE_END - 1};
+		r = follow(b, i, r, 4, argv, len, err, errcap);
 		rc = r ? deliver(b, key, r, fn, arg, skipped) : -1;
 	}
 	free(held);

@@ -56,9 +56,11 @@ static int push(struct l2 *l, unsigned i, struct cmd *c, uint64_t now)
 
 #define ARG(p, n_) (argv[argc] = (const char *)(p), len[argc++] = (n_))
 	switch (c->kind) {
-	case C_GET:
-		ARG("GET", 3);
+	case C_GET: /* bounded: see L2_VALUE_MAX */
+		ARG("GETRANGE", 8);
 		ARG(c->key, c->key_len);
+		ARG("0", 1);
+		ARG(L2_RANGE_END, sizeof L2_RANGE_END - 1);
 		break;
 	case C_SET:
 		snprintf(num, sizeof num, "%llu", (unsigned long long)c->pxat);

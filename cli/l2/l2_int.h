@@ -26,6 +26,11 @@ struct l2_addr {
 
 enum l2_url_kind { L2_URL_REDIS, L2_URL_UNIX, L2_URL_CLUSTER };
 
+/* GETRANGE's end argument: L2_VALUE_MAX as a string */
+#define L2_STR_(x) #x
+#define L2_STR(x) L2_STR_(x)
+#define L2_RANGE_END L2_STR(L2_VALUE_MAX)
+
 struct l2_url {
 	enum l2_url_kind kind;
 	unsigned db;              /* SELECT (not with a cluster) */

@@ -97,6 +97,8 @@ static void collect(void *arg, struct serve_stats *st)
 		pthread_rwlock_rdlock(&s->l2_lock);
 		if (s->l2 != NULL)
 			l2_stats(s->l2, &ls);
+		else
+			ls = s->l2_last; /* stopped: its last counters */
 		pthread_rwlock_unlock(&s->l2_lock);
 		struct l2_metrics *m = &st->l2;
 		m->on = 1;

@@ -81,5 +81,13 @@ void l2_stop(struct server *s, unsigned flush_ms)
 	struct l2 *l = s->l2;
 	s->l2 = NULL; /* misses go upstream, answers are not written any more */
 	pthread_rwlock_unlock(&s->l2_lock);
-	l2_free(l, flush_ms); /* GETs still waiting: on_l2(L2_STOPPED), to the upstream */
+	if (l == NULL)
+		return;
+	/* GETs still waiting: on_l2(L2_STOPPED), to the upstream; the counters
+	 * as it ended, for the exit's */
+	struct l2_stats last;
+	l2_free_last(l, flush_ms, &last);
+	pthread_rwlock_wrlock(&s->l2_lock);
+	s->l2_last = last;
+	pthread_rwlock_unlock(&s->l2_lock);
 }

@@ -234,6 +234,7 @@ struct server {
 	uint8_t *fwd_out;        /* on_done()'s reply buffer, 2 + TCP_MSG_MAX */
 	/* --l2: misses ask the second level before the upstream */
 	struct l2 *l2;           /* NULL once stopping (under l2_lock) */
+	struct l2_stats l2_last; /* its counters when it stopped (the exit's) */
 	pthread_rwlock_t l2_lock;
 	struct tstat l2_cnt;     /* written by on_l2() (the L2 thread) */
 	uint8_t *l2_out;         /* on_l2()'s reply buffer, 2 + TCP_MSG_MAX */
