@@ -59,6 +59,10 @@ PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmo
 # install them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils dnsdist pdns-recursor python3
 PEERS_NAMES ?= 100000
+# ...and those of make bench-fleet (issue 14's shared tier: three serve --l2 hosts on one
+# Redis, Unbound and NSD behind them; bench/fleet/run.sh)
+PKGS_FLEET = dnsperf nsd unbound redis-server redis-tools bind9-dnsutils iproute2 python3
+FLEET_NAMES ?= 50000
 # ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
 # the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
 PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
@@ -118,7 +122,7 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
-	bench-instr bench-10m bench-peers bench-deploy install uninstall clean help
+	bench-instr bench-10m bench-peers bench-deploy bench-fleet install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -234,6 +238,10 @@ bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs 
 bench-deploy: deps all $(BUILD)/peers_mkzone $(BUILD)/deploy_zipfload ## restarts under load: serve, Unbound, kresd, dnsdist
 	$(call install_missing,$(PKGS_PEERS),make bench-deploy)
 	bench/deploy/run.sh $(BUILD) $(PEERS_NAMES)
+
+bench-fleet: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/deploy_zipfload ## a fleet on one Redis: hit ratio, import --from, L2 latency, memory (FLEET_NAMES)
+	$(call install_missing,$(PKGS_FLEET),make bench-fleet)
+	bench/fleet/run.sh $(BUILD) $(FLEET_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 # Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library
