@@ -112,7 +112,7 @@ CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
 # packet handler: serve test; the JSON writer, options and times: cli test) and the
 # ingest library (capture and unbound tests).
-HELP_SRC   = $(filter-out tests/helpers/mk%.c,$(wildcard tests/helpers/*.c)) cli/print.c \
+HELP_SRC   = $(filter-out tests/helpers/mk%.c tests/helpers/l2drive.c,$(wildcard tests/helpers/*.c)) cli/print.c \
 	     cli/serve/serve_reply.c cli/json.c cli/opt.c cli/util.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC)) $(BUILD)/libdnsnap-ingest.a
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
@@ -160,7 +160,8 @@ test: deps                                         ## install, build, run every 
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
 
 test-e2e: deps                                     ## NSD, Unbound, dig, kdig, drill, delv vs dnsnap (loopback)
-	$(MAKE) --no-print-directory all $(BUILD)/mkquery $(BUILD)/dnscmp $(BUILD)/mkunboundsnap
+	$(MAKE) --no-print-directory all $(BUILD)/mkquery $(BUILD)/dnscmp $(BUILD)/mkunboundsnap \
+		$(BUILD)/l2drive
 	tests/e2e/run.sh $(BUILD)
 
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
@@ -332,6 +333,13 @@ $(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) $(LDLIBS_DL) -o $@
 
+# The Redis client's test and its driver (tests/e2e/l2_client.sh): cli/l2 and hiredis.
+L2_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/l2/*.c))
+$(BUILD)/bin/test_l2: $(L2_OBJ)
+$(BUILD)/bin/test_l2: LDLIBS_TEST += $(LDLIBS_REDIS)
+$(BUILD)/l2drive: $(BUILD)/tests/helpers/l2drive.o $(L2_OBJ)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_REDIS) -pthread -o $@
+
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
@@ -391,7 +399,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unboun
 	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/ingest -Icli -pthread -Wall -Wextra $(WERROR) $< \
 		$(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
-		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c,$(wildcard tests/helpers/*.c)) \
+		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c tests/helpers/l2drive.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -lldns -o $@
 
 # A fuzz target without libFuzzer, run over its seeds (make test-cross: gcc for s390x).

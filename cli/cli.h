@@ -221,6 +221,14 @@ int cmd_diff(int argc, char **argv);
 int cmd_purge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+/* l2xfer.c: import --from and export --to (Redis); the check of --l2-prefix
+ * (at most L2_PREFIX_MAX bytes, no '{' or '}': Redis Cluster would read a
+ * hash tag there and put every key on one master). @return 0 or EXIT_USAGE */
+int l2_prefix_arg(const char *cmd, const char *v);
+int import_from_l2(const char *url, const char *out, const char *prefix, const char *auth_file,
+		   uint32_t now, unsigned long long wait, int json);
+int export_to_l2(const char *path, const char *url, const char *prefix, const char *auth_file,
+		 uint32_t now, int has_now, int json);
 int cmd_stats(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

@@ -1,5 +1,6 @@
 /*
- * export: a snapshot to the portable stream, or to Unbound's load_cache text.
+ * export: a snapshot to the portable stream, or to Unbound's load_cache text;
+ * or, with --to, to the shared second level (l2xfer.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,7 @@
 #include "json.h"
 #include "unbound.h"
 
-enum { OPT_FORMAT = 0x100, OPT_TOP, OPT_LEVEL, OPT_NOW, OPT_JSON };
+enum { OPT_FORMAT = 0x100, OPT_TOP, OPT_LEVEL, OPT_NOW, OPT_JSON, OPT_TO, OPT_PREFIX, OPT_AUTH };
 
 static const struct option longopts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -23,6 +24,9 @@ static const struct option longopts[] = {
 	{ "level", required_argument, NULL, OPT_LEVEL },
 	{ "now", required_argument, NULL, OPT_NOW },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "to", required_argument, NULL, OPT_TO },
+	{ "l2-prefix", required_argument, NULL, OPT_PREFIX },
+	{ "l2-auth-file", required_argument, NULL, OPT_AUTH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -73,7 +77,7 @@ static const char *s_(uint64_t n)
  */
 int cmd_export(int argc, char **argv)
 {
-	const char *out = NULL, *format = "dnsnap";
+	const char *out = NULL, *format = "dnsnap", *to = NULL, *prefix = NULL, *auth_file = NULL;
 	unsigned long long top = 0, level = 0;
 	uint32_t now = (uint32_t)time(NULL);
 	int has_now = 0, json = 0, c;
@@ -103,6 +107,17 @@ int cmd_export(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
+		case OPT_TO:
+			to = optarg;
+			break;
+		case OPT_PREFIX:
+			if (l2_prefix_arg("export", optarg))
+				return EXIT_USAGE;
+			prefix = optarg;
+			break;
+		case OPT_AUTH:
+			auth_file = optarg;
+			break;
 		default:
 			return EXIT_USAGE;
 		}
@@ -110,6 +125,14 @@ int cmd_export(int argc, char **argv)
 	if (opt_operands("export", argc, argv, 1, 1, "a snapshot") < 0)
 		return EXIT_USAGE;
 	const char *path = argv[optind];
+	if (to == NULL && (prefix != NULL || auth_file != NULL))
+		return fail("export", NULL, "--l2-prefix and --l2-auth-file are for --to");
+	if (to != NULL) {
+		if (out != NULL || top || level || strcmp(format, "dnsnap") != 0)
+			return fail("export", NULL, "--to writes every live entry to the second "
+				    "level: not with -o, --format, --top or --level");
+		return export_to_l2(path, to, prefix, auth_file, now, has_now, json);
+	}
 	if (out == NULL)
 		return fail("export", NULL, "needs -o OUT (- for standard output)");
 	int unbound = strcmp(format, "unbound") == 0;

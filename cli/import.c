@@ -1,5 +1,6 @@
 /*
- * import: a portable stream (what dnsnap export writes) to a snapshot.
+ * import: a portable stream (what dnsnap export writes) to a snapshot; or,
+ * with --from, what the shared second level holds (l2xfer.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,12 +15,15 @@
 #include "cli.h"
 #include "json.h"
 
-enum { OPT_NOW = 0x100, OPT_WAIT, OPT_JSON };
+enum { OPT_NOW = 0x100, OPT_WAIT, OPT_JSON, OPT_FROM, OPT_PREFIX, OPT_AUTH };
 
 static const struct option longopts[] = {
 	{ "now", required_argument, NULL, OPT_NOW },
 	{ "wait", required_argument, NULL, OPT_WAIT },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "l2-prefix", required_argument, NULL, OPT_PREFIX },
+	{ "l2-auth-file", required_argument, NULL, OPT_AUTH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -31,7 +35,7 @@ static const struct option longopts[] = {
  */
 int cmd_import(int argc, char **argv)
 {
-	const char *out = NULL;
+	const char *out = NULL, *from = NULL, *prefix = NULL, *auth_file = NULL;
 	uint32_t now = (uint32_t)time(NULL);
 	unsigned long long wait = WAIT_DEFAULT;
 	int json = 0, c;
@@ -51,9 +55,31 @@ int cmd_import(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
+		case OPT_FROM:
+			from = optarg;
+			break;
+		case OPT_PREFIX:
+			if (l2_prefix_arg("import", optarg))
+				return EXIT_USAGE;
+			prefix = optarg;
+			break;
+		case OPT_AUTH:
+			auth_file = optarg;
+			break;
 		default:
 			return EXIT_USAGE;
 		}
+	}
+	if (from == NULL && (prefix != NULL || auth_file != NULL))
+		return fail("import", NULL, "--l2-prefix and --l2-auth-file are for --from");
+	if (from != NULL) {
+		if (opt_operands("import", argc, argv, 0, 0, "") < 0)
+			return EXIT_USAGE;
+		if (out == NULL)
+			return fail("import", NULL, "needs -o SNAP, the snapshot to write");
+		if (out[0] == 0 || strcmp(out, "-") == 0)
+			return fail("import", NULL, "-o: a snapshot's file name, not \"%s\"", out);
+		return import_from_l2(from, out, prefix, auth_file, now, wait, json);
 	}
 	if (opt_operands("import", argc, argv, 1, 1, "a stream (- for standard input)") < 0)
 		return EXIT_USAGE;

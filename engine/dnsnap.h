@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define DNSNAP_VERSION "0.7.0"
+#define DNSNAP_VERSION "0.8.0"
 
 /* ---------------------------------------------------------------- queries */
 
@@ -322,7 +322,7 @@ typedef struct dnsnap_snap_info {
 	uint64_t entry_count;
 	uint64_t digest;         /* XXH3-64 over the entries, in key order */
 	uint64_t file_size;
-	char writer[128];        /* "dnsnap 0.7.0 on HOST" */
+	char writer[128];        /* "dnsnap 0.8.0 on HOST" */
 } dnsnap_snap_info_t;
 
 typedef struct dnsnap_snap_write_stats {
@@ -688,6 +688,46 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
  */
 int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_t *progress,
 		  dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d);
+
+/* ----------------------------------------------------------- L2 values */
+
+/*
+ * The value dnsnap keeps for a key in a shared store (Redis: `dnsnap serve
+ * --l2`, `export --to`, `import --from`): spec/FORMAT.md, "L2 value".
+ *
+ *   Magic D5 4E 53 4C | Major | Minor | Entry | L2_Check (u64 LE)
+ *
+ * L2_Check ties the bytes to their key. The store's key is the caller's
+ * business (serve: a prefix, then the dnsnap key).
+ */
+#define DNSNAP_L2_MAJOR 1
+#define DNSNAP_L2_MINOR 0
+#define DNSNAP_L2_HDR   6       /* Magic, Major, Minor */
+#define DNSNAP_L2_CHECK 8       /* L2_Check */
+#define DNSNAP_L2_VALUE_MAX (DNSNAP_L2_HDR + DNSNAP_ENTRY_MAX + DNSNAP_L2_CHECK)
+
+/**
+ * Frame @p entry (already valid: the cache's, a snapshot's) for @p key into
+ * @p out (DNSNAP_L2_HDR + entry_len + DNSNAP_L2_CHECK bytes; @p entry may lie
+ * at out + DNSNAP_L2_HDR already).
+ * @return DNSNAP_OK, DNSNAP_ENOSPC, DNSNAP_EINVAL
+ */
+int dnsnap_l2_value_seal(const uint8_t *key, size_t key_len, const uint8_t *entry,
+			 size_t entry_len, uint8_t *out, size_t cap, size_t *out_len);
+
+/**
+ * Check a value read from a shared store as untrusted: the frame (magic,
+ * major version, a length from the smallest entry's to DNSNAP_L2_VALUE_MAX),
+ * the L2_Check against @p key, then the entry (dnsnap_entry_validate()).
+ * The entry's Expiry is the caller's to compare with its clock; @p key is
+ * not decoded (the caller knows it, or checks it with dnsnap_key_decode()).
+ * On DNSNAP_OK, *entry points into @p val.
+ * @return DNSNAP_OK; DNSNAP_ETRUNC, DNSNAP_EMAGIC, DNSNAP_EVERSION,
+ *         DNSNAP_ETOOBIG, DNSNAP_ECHECKSUM, or the entry's error, with
+ *         diag->offset into @p val; DNSNAP_EINVAL
+ */
+int dnsnap_l2_value_open(const uint8_t *key, size_t key_len, const uint8_t *val, size_t len,
+			 const uint8_t **entry, size_t *entry_len, dnsnap_diag_t *diag);
 
 #ifdef __cplusplus
 }

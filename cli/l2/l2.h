@@ -93,6 +93,11 @@ struct l2_hooks {
 	void (*got)(void *arg, void *waiter, enum l2_status status, const uint8_t *val,
 		    size_t len);
 	void *arg;
+	/* Optional (NULL: silent), the L2 thread: a line for the log, without a
+	 * newline: a connection that failed (once per outage, with why: refused,
+	 * "AUTH refused: WRONGPASS ...", "no reply in 1000 ms"), "connected
+	 * again", a CLUSTER SLOTS that failed. Added by the client (issue 14). */
+	void (*log)(void *arg, const char *msg);
 };
 
 /* The breaker's states (l2_stats.breaker). */
@@ -193,6 +198,11 @@ int l2_bulk_flush(struct l2_bulk *b, char *err, size_t errcap);
 void l2_bulk_close(struct l2_bulk *b);
 
 /* ------------------------------------------------- parts, for the tests */
+
+/* Whether @p url is one l2_new() takes (its form only: nothing is
+ * connected). @return 0, or -1 with a message in @p err (never the URL when
+ * it holds a user or password) */
+int l2_url_check(const char *url, char *err, size_t errcap);
 
 /* Redis Cluster's hash slot of @p key (hash tags as Redis reads them) */
 unsigned l2_key_slot(const uint8_t *key, size_t len);

@@ -7,7 +7,7 @@
  * counters end in _total, a dimension is a label, not part of the name:
  *
  *   c dnsnap_queries_total{transport="udp"|"tcp"}       queries received
- *   c dnsnap_cache_hits_total{tier="memory"|"map"}      fresh answers from each tier
+ *   c dnsnap_cache_hits_total{tier="memory"|"map"|"l2"} fresh answers from each tier
  *   c dnsnap_cache_misses_total                         neither tier had a fresh entry
  *   c dnsnap_stale_answers_total                        stale answers (RFC 8767)
  *   c dnsnap_forwarded_answers_total                    clients answered with an upstream reply
@@ -20,7 +20,7 @@
  *   c dnsnap_tcp_connections_total                      TCP connections accepted
  *   c dnsnap_tcp_connections_refused_total              closed at once: over the limit
  *   c dnsnap_tcp_connections_idle_closed_total          closed: no whole query in time
- *   h dnsnap_answer_latency_seconds{path="cache"|"upstream"} query received -> reply sent
+ *   h dnsnap_answer_latency_seconds{path="cache"|"upstream"|"l2"} query received -> reply sent
  *   g dnsnap_forwarding                                 1 with --upstream, else 0
  *   g dnsnap_upstream_outstanding_queries               upstream queries in flight
  *   c dnsnap_upstream_coalesced_total                   misses that waited on a query in flight
@@ -29,6 +29,17 @@
  *                                   "mismatched"|"tcp_fallback"} attempts by outcome
  *   g dnsnap_upstream_up{upstream}                      1 usable, 0 marked down
  *   h dnsnap_upstream_latency_seconds{upstream}         attempt sent -> accepted reply
+ *   the shared second level, with --l2 only:
+ *   c dnsnap_l2_lookups_total{outcome="hit"|"miss"|"bad"|"timeout"|"error"|"refused"}
+ *                                                       GETs by how they ended ("bad": a value
+ *                                                       that failed its checks; "refused":
+ *                                                       not asked, the breaker open)
+ *   g dnsnap_l2_breaker_state                           0 closed, 1 open, 2 half-open
+ *   g dnsnap_l2_write_queue_depth                       writes queued or in flight
+ *   c dnsnap_l2_writes_total{outcome="ok"|"error"|"dropped"} upstream answers written
+ *   c dnsnap_l2_redirections_total{kind="moved"|"ask"}  Redis Cluster redirections followed
+ *   c dnsnap_l2_reconnects_total                        connections opened again
+ *   g dnsnap_l2_nodes                                   connections up
  *   g dnsnap_cache_entries                              in-memory cache entries
  *   g dnsnap_cache_bytes                                in-memory cache size
  *   g dnsnap_cache_max_bytes                            its limit (--max-bytes)
@@ -173,6 +184,37 @@ static void upstream_label(char *buf, size_t cap, const char *name)
 	free(p);
 }
 
+/* The --l2 families */
+static void l2_prom(const struct l2_metrics *l, FILE *out)
+{
+	static const char *const outcome[] = { "hit", "miss", "bad", "timeout", "error", "refused" };
+	const uint64_t v[] = { l->hits, l->misses, l->bad, l->timeouts, l->errors, l->refused };
+	char lab[64];
+	family(out, "dnsnap_l2_lookups_total", "counter",
+	       "Second-level (Redis) lookups, by how they ended.");
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		snprintf(lab, sizeof lab, "outcome=\"%s\"", outcome[i]);
+		sample(out, "dnsnap_l2_lookups_total", lab, v[i]);
+	}
+	gauge(out, "dnsnap_l2_breaker_state",
+	      "The second level's circuit breaker: 0 closed, 1 open, 2 half-open.",
+	      (uint64_t)l->breaker);
+	gauge(out, "dnsnap_l2_write_queue_depth", "Second-level writes queued or in flight.",
+	      l->queue_depth);
+	family(out, "dnsnap_l2_writes_total", "counter",
+	       "Upstream answers written to the second level, by outcome.");
+	sample(out, "dnsnap_l2_writes_total", "outcome=\"ok\"", l->writes);
+	sample(out, "dnsnap_l2_writes_total", "outcome=\"error\"", l->write_errors);
+	sample(out, "dnsnap_l2_writes_total", "outcome=\"dropped\"", l->write_drops);
+	family(out, "dnsnap_l2_redirections_total", "counter",
+	       "Redis Cluster redirections followed, by kind.");
+	sample(out, "dnsnap_l2_redirections_total", "kind=\"moved\"", l->moved);
+	sample(out, "dnsnap_l2_redirections_total", "kind=\"ask\"", l->ask);
+	counter(out, "dnsnap_l2_reconnects_total",
+		"Second-level connections opened again after a failure.", l->reconnects);
+	gauge(out, "dnsnap_l2_nodes", "Second-level connections up.", l->nodes);
+}
+
 void metrics_prom(const struct serve_stats *st, FILE *out)
 {
 	char lab[320];
@@ -186,6 +228,8 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 	       "Queries answered with a fresh entry, by cache tier.");
 	sample(out, "dnsnap_cache_hits_total", "tier=\"memory\"", st->hits_memory);
 	sample(out, "dnsnap_cache_hits_total", "tier=\"map\"", st->hits_map);
+	if (st->l2.on)
+		sample(out, "dnsnap_cache_hits_total", "tier=\"l2\"", st->hits_l2);
 	counter(out, "dnsnap_cache_misses_total",
 		"Queries neither cache tier had a fresh entry for.", st->misses);
 	counter(out, "dnsnap_stale_answers_total", "Stale answers sent (RFC 8767).", st->stale);
@@ -218,6 +262,11 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 		     &st->answer_latency_cache);
 	hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"upstream\"",
 		     &st->answer_latency_upstream);
+	if (st->l2.on)
+		hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"l2\"",
+			     &st->answer_latency_l2);
+	if (st->l2.on)
+		l2_prom(&st->l2, out);
 
 	gauge(out, "dnsnap_forwarding", "1 when misses are forwarded upstream, 0 when cache-only.",
 	      st->forwarding != 0);
@@ -372,6 +421,30 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_ku64(j, "servfail_upstream", st->servfail_upstream);
 	hist_json(j, "answer_latency_cache", &st->answer_latency_cache);
 	hist_json(j, "answer_latency_upstream", &st->answer_latency_upstream);
+	if (st->l2.on) {
+		static const char *const breaker[] = { "closed", "open", "half-open" };
+		const struct l2_metrics *l = &st->l2;
+		jw_ku64(j, "hits_l2", st->hits_l2);
+		hist_json(j, "answer_latency_l2", &st->answer_latency_l2);
+		jw_key(j, "l2");
+		jw_obj(j);
+		jw_ku64(j, "hits", l->hits);
+		jw_ku64(j, "misses", l->misses);
+		jw_ku64(j, "bad", l->bad);
+		jw_ku64(j, "timeouts", l->timeouts);
+		jw_ku64(j, "errors", l->errors);
+		jw_ku64(j, "refused", l->refused);
+		jw_kstr(j, "breaker", breaker[l->breaker >= 0 && l->breaker <= 2 ? l->breaker : 0]);
+		jw_ku64(j, "write_queue", l->queue_depth);
+		jw_ku64(j, "writes", l->writes);
+		jw_ku64(j, "write_errors", l->write_errors);
+		jw_ku64(j, "write_drops", l->write_drops);
+		jw_ku64(j, "moved", l->moved);
+		jw_ku64(j, "ask", l->ask);
+		jw_ku64(j, "reconnects", l->reconnects);
+		jw_ku64(j, "nodes", l->nodes);
+		jw_end(j);
+	}
 
 	jw_kbool(j, "forwarding", st->forwarding);
 	jw_ku64(j, "upstream_outstanding", st->upstream_outstanding);

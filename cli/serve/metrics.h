@@ -40,9 +40,20 @@ struct upstream_stats {
 	struct hist latency;     /* attempt sent -> accepted reply */
 };
 
+/* The shared second level (serve --l2): cli/l2's counters and serve's own. */
+struct l2_metrics {
+	int on;                              /* --l2 given */
+	uint64_t hits, misses, bad, timeouts, errors, refused; /* lookups, by outcome */
+	uint64_t writes, write_errors, write_drops;
+	uint64_t moved, ask, reconnects;
+	uint64_t queue_depth, nodes;
+	int breaker;                         /* 0 closed, 1 open, 2 half-open */
+};
+
 struct serve_stats {
 	uint64_t queries_udp, queries_tcp;
 	uint64_t hits_memory, hits_map;      /* fresh answers from each tier */
+	uint64_t hits_l2;                    /* answers from the shared second level */
 	uint64_t misses;                     /* neither tier had a fresh entry */
 	uint64_t stale;                      /* stale answers (RFC 8767) */
 	uint64_t upstream_answers;           /* clients answered with an upstream reply */
@@ -54,6 +65,8 @@ struct serve_stats {
 	uint64_t tcp_connections, tcp_refused, tcp_idle_closed;
 	struct hist answer_latency_cache;    /* received -> reply sent, cache answers */
 	struct hist answer_latency_upstream; /* received -> reply sent, after an upstream query */
+	struct hist answer_latency_l2;       /* received -> reply sent, from the second level */
+	struct l2_metrics l2;
 	/* the forwarder (all 0 without --upstream) */
 	int forwarding;
 	uint64_t upstream_outstanding;       /* queries in flight now */

@@ -62,13 +62,15 @@ static void collect(void *arg, struct serve_stats *st)
 	struct server *s = arg;
 	memset(st, 0, sizeof *st);
 	uint64_t t[C_N] = { 0 };
-	for (int w = 0; w < s->nworkers + 2; w++) {
+	for (int w = 0; w < s->nworkers + 3; w++) {
 		struct tstat *c = w < s->nworkers ? &s->workers[w].cnt
-				  : w == s->nworkers ? &s->tcp_cnt : &s->fwd_cnt;
+				  : w == s->nworkers ? &s->tcp_cnt
+				  : w == s->nworkers + 1 ? &s->fwd_cnt : &s->l2_cnt;
 		for (int i = 0; i < C_N; i++)
 			t[i] += atomic_load_explicit(&c->v[i], memory_order_relaxed);
 		hist_sum(&st->answer_latency_cache, &c->lat_cache);
 		hist_sum(&st->answer_latency_upstream, &c->lat_up);
+		hist_sum(&st->answer_latency_l2, &c->lat_l2);
 	}
 	st->queries_udp = t[C_UDP];
 	st->queries_tcp = t[C_TCP];
@@ -89,6 +91,32 @@ static void collect(void *arg, struct serve_stats *st)
 	st->tcp_idle_closed = t[C_CONN_IDLE];
 	if (s->fwd != NULL)
 		fwd_stats(s->fwd, st);
+	if (s->l2_out != NULL) {
+		struct l2_stats ls;
+		memset(&ls, 0, sizeof ls);
+		pthread_rwlock_rdlock(&s->l2_lock);
+		if (s->l2 != NULL)
+			l2_stats(s->l2, &ls);
+		pthread_rwlock_unlock(&s->l2_lock);
+		struct l2_metrics *m = &st->l2;
+		m->on = 1;
+		st->hits_l2 = t[C_HIT_L2];
+		m->hits = t[C_HIT_L2];
+		m->bad = t[C_L2_BAD];
+		m->misses = ls.misses + t[C_L2_EXPIRED];
+		m->timeouts = ls.timeouts;
+		m->errors = ls.errors;
+		m->refused = ls.refused;
+		m->writes = ls.writes;
+		m->write_errors = ls.write_errors;
+		m->write_drops = ls.write_drops;
+		m->moved = ls.moved;
+		m->ask = ls.ask;
+		m->reconnects = ls.reconnects;
+		m->queue_depth = ls.queue_depth;
+		m->nodes = ls.nodes;
+		m->breaker = ls.breaker;
+	}
 	dnsnap_cache_stats_t cs;
 	dnsnap_cache_stats(s->cache, &cs);
 	st->cache_entries = cs.entries;
@@ -602,6 +630,7 @@ int cmd_serve(int argc, char **argv)
 	enum {
 		O_UPSTREAM = 0x100, O_TIMEOUT, O_TRIES, O_0X20, O_OUTSTANDING, O_MAX_BYTES,
 		O_STALE, O_ALLOW, O_USER, O_EVERY, O_METRICS, O_LOG_LEVEL,
+		O_L2, O_L2_REPLICA, O_L2_PREFIX, O_L2_WAIT, O_L2_AUTH, O_L2_QUEUE,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, 'l' },
@@ -620,12 +649,21 @@ int cmd_serve(int argc, char **argv)
 		{ "snapshot-every", required_argument, NULL, O_EVERY },
 		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "log-level", required_argument, NULL, O_LOG_LEVEL },
+		{ "l2", required_argument, NULL, O_L2 },
+		{ "l2-replica", required_argument, NULL, O_L2_REPLICA },
+		{ "l2-prefix", required_argument, NULL, O_L2_PREFIX },
+		{ "l2-wait", required_argument, NULL, O_L2_WAIT },
+		{ "l2-auth-file", required_argument, NULL, O_L2_AUTH },
+		{ "l2-queue", required_argument, NULL, O_L2_QUEUE },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long long threads = (unsigned long long)default_threads(), v;
 	uint32_t now = 0;
 	const char *listen_arg[MAX_LISTEN], *user = NULL, *metrics_arg = NULL;
 	int nl = 0, c;
+	struct l2_opts lo = { .wait_ms = L2_DEFAULT_WAIT_MS, .queue_max = L2_DEFAULT_QUEUE };
+	const char *l2_auth = NULL;
+	static char l2_user[256], l2_password[1024];
 	fo->timeout_ms = 1000;
 	fo->tries = 3;
 	fo->max_outstanding = 2048;
@@ -727,6 +765,28 @@ int cmd_serve(int argc, char **argv)
 		case O_METRICS:
 			metrics_arg = optarg;
 			break;
+		case O_L2:
+			lo.url = optarg;
+			break;
+		case O_L2_REPLICA:
+			lo.replica = optarg;
+			break;
+		case O_L2_PREFIX:
+			if (l2_prefix_arg(CMD, optarg))
+				goto out_free;
+			lo.prefix = optarg;
+			break;
+		case O_L2_WAIT: /* milliseconds */
+			if (number_in("--l2-wait", optarg, 1, 1000, &lo.wait_ms))
+				goto out_free;
+			break;
+		case O_L2_AUTH:
+			l2_auth = optarg;
+			break;
+		case O_L2_QUEUE:
+			if (number_in("--l2-queue", optarg, 1, 1u << 24, &lo.queue_max))
+				goto out_free;
+			break;
 		case O_LOG_LEVEL:
 			if (slog_level_arg(optarg) < 0) {
 				fail(CMD, NULL, "--log-level: debug, info, warning or error, not %s",
@@ -749,7 +809,8 @@ int cmd_serve(int argc, char **argv)
 	if (!forwarding) {
 		static const char *const fwd_only[] = { "--serve-stale", "--snapshot-every",
 							"--upstream-timeout", "--upstream-tries",
-							"--upstream-0x20", "--max-outstanding" };
+							"--upstream-0x20", "--max-outstanding",
+							"--l2" /* and every --l2-... */ };
 		for (int i = 1; i < optind && i < argc; i++)
 			for (size_t k = 0; k < sizeof fwd_only / sizeof *fwd_only; k++)
 				if (strncmp(argv[i], fwd_only[k], strlen(fwd_only[k])) == 0) {
@@ -757,6 +818,30 @@ int cmd_serve(int argc, char **argv)
 					     "answers from SNAP only)", fwd_only[k]);
 					goto out_free;
 				}
+	}
+	if (lo.url == NULL) {
+		static const char *const l2_only[] = { "--l2-replica", "--l2-prefix", "--l2-wait",
+						       "--l2-auth-file", "--l2-queue" };
+		for (int i = 1; i < optind && i < argc; i++)
+			for (size_t k = 0; k < sizeof l2_only / sizeof *l2_only; k++)
+				if (strncmp(argv[i], l2_only[k], strlen(l2_only[k])) == 0) {
+					fail(CMD, NULL, "%s needs --l2", l2_only[k]);
+					goto out_free;
+				}
+	} else {
+		char e[512];
+		if (l2_url_check(lo.url, e, sizeof e) != 0 ||
+		    (lo.replica != NULL && l2_url_check(lo.replica, e, sizeof e) != 0)) {
+			fail(CMD, NULL, "--l2: %s", e);
+			goto out_free;
+		}
+		if (l2_auth_load(l2_auth, l2_user, sizeof l2_user, l2_password,
+				 sizeof l2_password, e, sizeof e) != 0) {
+			fail(CMD, NULL, "--l2-auth-file: %s", e);
+			goto out_free;
+		}
+		lo.user = l2_user[0] ? l2_user : NULL;
+		lo.password = l2_password[0] ? l2_password : NULL;
 	}
 	if (nl == 0)
 		listen_arg[nl++] = DEFAULT_LISTEN;
@@ -777,6 +862,7 @@ int cmd_serve(int argc, char **argv)
 	s->start_time = (uint64_t)time(NULL);
 	pthread_mutex_init(&s->tcp_mu, NULL);
 	pthread_mutex_init(&s->snap_mu, NULL);
+	pthread_rwlock_init(&s->l2_lock, NULL);
 	t->s = s;
 	t->ep = -1;
 
@@ -835,6 +921,20 @@ int cmd_serve(int argc, char **argv)
 			goto out_sockets;
 		}
 	}
+	if (lo.url != NULL) {
+		s->l2_out = malloc(2 + TCP_MSG_MAX);
+		s->l2_val = malloc(DNSNAP_L2_VALUE_MAX);
+		if (s->l2_out == NULL || s->l2_val == NULL) {
+			fail(CMD, NULL, "out of memory");
+			goto out_sockets;
+		}
+		struct l2_hooks lh = { .got = on_l2, .log = on_l2_log, .arg = s };
+		char e[512];
+		if (l2_new(&lo, &lh, &s->l2, e, sizeof e) != 0) {
+			fail(CMD, NULL, "--l2: %s", e);
+			goto out_sockets;
+		}
+	}
 	s->tcp_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->tcp_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	t->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -873,6 +973,11 @@ int cmd_serve(int argc, char **argv)
 			     s->nthreads, plural((uint64_t)s->nthreads, "thread", "threads"));
 		for (int i = 0; i < fo->nup; i++)
 			slog(LOG_INFO, "upstream %d: %s", i + 1, fo->up[i].text);
+		if (s->l2 != NULL)
+			slog(LOG_INFO, "second level: %s%s%s, prefix \"%s\", wait %u ms%s", lo.url,
+			     lo.replica ? ", reads from " : "", lo.replica ? lo.replica : "",
+			     lo.prefix ? lo.prefix : L2_DEFAULT_PREFIX, lo.wait_ms,
+			     lo.password ? ", AUTH" : "");
 		if (s->metrics != NULL)
 			slog(LOG_INFO, "metrics on port %d (--metrics %s): GET /metrics",
 			     metrics_http_port(s->metrics), metrics_arg);
@@ -950,6 +1055,12 @@ int cmd_serve(int argc, char **argv)
 	if (rc == 0 && forwarding && publish(s, "stopping") != 0)
 		rc = EXIT_USAGE;
 	stop_taking(s, fo->timeout_ms * fo->tries + 1000);
+	if (s->l2 != NULL) {
+		/* the GETs still waiting go upstream, the writes queued get a second */
+		l2_stop(s, 1000);
+		if (s->fwd != NULL)
+			fwd_drain(s->fwd, fo->timeout_ms * fo->tries + 1000);
+	}
 	atomic_store(&s->stop, 1);
 	uint64_t one = 1;
 	if (write(s->tcp_stop_fd, &one, sizeof one) < 0)
@@ -965,6 +1076,7 @@ int cmd_serve(int argc, char **argv)
 	close(sfd);
 out_sockets:
 	metrics_http_stop(s->metrics);
+	l2_stop(s, 0);
 	fwd_free(s->fwd);
 	if (t->ep >= 0)
 		close(t->ep);
@@ -986,11 +1098,14 @@ out_sockets:
 	free(s->enc);
 	free(s->enc2);
 	free(s->fwd_out);
+	free(s->l2_out);
+	free(s->l2_val);
 out_cache:
 	snap_swap(s, NULL, NULL);
 	dnsnap_cache_free(s->cache);
 out_free:
 	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	explicit_bzero(l2_password, sizeof l2_password);
 	free(fo);
 	free(t);
 	free(s);

@@ -38,17 +38,18 @@ static ssize_t udp_send(const struct waiter *w, const uint8_t *reply, size_t len
 }
 
 /* Send @p len bytes of @p reply to the waiter: over UDP from the socket its
- * query came in on (the forwarder's thread may: sendmsg() on one socket from
- * several threads is safe), over TCP through the TCP thread. Frees @p w. */
-static void waiter_answer(struct server *s, struct waiter *w, const uint8_t *reply, size_t len)
+ * query came in on (the forwarder's or the L2 thread may: sendmsg() on one
+ * socket from several threads is safe), over TCP through the TCP thread; its
+ * latency into @p lat once sent. Frees @p w. */
+void waiter_answer(struct server *s, struct tstat *cnt, struct hist *lat, struct waiter *w,
+		   const uint8_t *reply, size_t len)
 {
-	struct tstat *cnt = &s->fwd_cnt;
 	if (!w->tcp) {
 		if (len > 0) {
 			if (udp_send(w, reply, len) < 0)
 				bump(cnt, C_DROP + DROP_SEND);
 			else
-				hist_add(&cnt->lat_up, (uint64_t)(mono_us() - w->t0_us));
+				hist_add(lat, (uint64_t)(mono_us() - w->t0_us));
 		}
 		free(w);
 		return;
@@ -59,6 +60,7 @@ static void waiter_answer(struct server *s, struct waiter *w, const uint8_t *rep
 		d->next = NULL;
 		d->conn = w->conn;
 		d->t0_us = w->t0_us;
+		d->lat = lat;
 		d->len = len ? 2 + len : 0;
 		st16be(d->msg, (uint16_t)len);
 		memcpy(d->msg + 2, reply, len);
@@ -83,11 +85,9 @@ static size_t waiter_cap(const struct waiter *w)
 
 /* Every upstream failed (or the forwarder is full): the stale entry if
  * --serve-stale allows one, else SERVFAIL with EDE 22 (timed out) or 23. */
-static void answer_failed(struct server *s, struct waiter *w, const dnsnap_query_t *q,
-			  enum fwd_result r, uint32_t now)
+static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, struct waiter *w,
+			  const dnsnap_query_t *q, enum fwd_result r, uint32_t now)
 {
-	struct tstat *cnt = &s->fwd_cnt;
-	uint8_t *out = s->fwd_out;
 	size_t len = 0;
 	if (s->serve_stale > 0) {
 		dnsnap_lookup_t lk = { .now = now, .stale_window = s->serve_stale };
@@ -96,7 +96,7 @@ static void answer_failed(struct server *s, struct waiter *w, const dnsnap_query
 			bump(cnt, lk.stale ? C_STALE : lk.tier == DNSNAP_TIER_MEMORY ? C_HIT_MEM
 										     : C_HIT_MAP);
 			count_reply(cnt, SERVE_HIT, out, len);
-			waiter_answer(s, w, out, len);
+			waiter_answer(s, cnt, &cnt->lat_up, w, out, len);
 			return;
 		}
 	}
@@ -108,7 +108,7 @@ static void answer_failed(struct server *s, struct waiter *w, const dnsnap_query
 			  out);
 	bump(cnt, C_SERVFAIL_UP);
 	count_reply(cnt, SERVE_SERVFAIL, out, len);
-	waiter_answer(s, w, out, len);
+	waiter_answer(s, cnt, &cnt->lat_up, w, out, len);
 }
 
 /*
@@ -133,6 +133,8 @@ void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen,
 			    dnsnap_cache_insert(s->cache, reply, rlen, now, NULL, 0, s->enc2, &d) !=
 				    DNSNAP_OK)
 				slog(LOG_DEBUG, "an upstream answer not cached: %s", d.msg);
+			if (s->enc->ttl > 0)
+				l2_write(s, s->enc);
 		} else {
 			slog(LOG_INFO, "an upstream answer the cache cannot read: %s", d.msg);
 			r = FWD_FAILED;
@@ -147,32 +149,48 @@ void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen,
 			continue;
 		}
 		if (r != FWD_ANSWER) {
-			answer_failed(s, w, &q, r, now);
+			answer_failed(s, cnt, s->fwd_out, w, &q, r, now);
 			continue;
 		}
-		size_t cap = waiter_cap(w), len = 0;
-		dnsnap_lookup_t lk = { .now = now };
-		lk.max_size = (uint16_t)serve_limit(&q, w->tcp, cap);
-		int err = dnsnap_cache_lookup(s->cache, &q, &lk, s->fwd_out, cap, &len);
-		if (err != DNSNAP_OK && have_entry) {
-			dnsnap_answer_opts_t ao = {
-				.now = now, .max_size = lk.max_size, .our_udp_size = SERVE_UDP_MAX,
-			};
-			dnsnap_cache_opts_t co;
-			dnsnap_cache_opts_default(&co);
-			ao.min_ttl = co.min_ttl;
-			ao.max_ttl = co.max_ttl;
-			err = dnsnap_answer_build(&q, s->enc->entry, s->enc->entry_len, &ao,
-						  s->fwd_out, cap, &len);
-		}
-		if (err != DNSNAP_OK) {
-			answer_failed(s, w, &q, FWD_FAILED, now);
-			continue;
-		}
-		bump(cnt, C_UP_ANS);
-		count_reply(cnt, SERVE_HIT, s->fwd_out, len);
-		waiter_answer(s, w, s->fwd_out, len);
+		if (answer_waiter(s, cnt, &cnt->lat_up, s->fwd_out, w, &q,
+				  have_entry ? s->enc->entry : NULL, s->enc->entry_len, now) == 0)
+			bump(cnt, C_UP_ANS);
 	}
+}
+
+/*
+ * Answer @p w (query @p q) as a hit would be answered (its own ID, question
+ * spelling, DO, CD, size): from the cache, where the caller has just put the
+ * entry; from @p entry itself (may be NULL) when the cache did not take it
+ * (TTL 0, over --max-bytes); else SERVFAIL (EDE 23). Any thread: @p cnt,
+ * @p out (2 + TCP_MSG_MAX bytes) are the calling thread's. Frees @p w.
+ * @return 0 answered with the data, -1 SERVFAIL
+ */
+int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t *out,
+		  struct waiter *w, const dnsnap_query_t *q, const uint8_t *entry,
+		  size_t entry_len, uint32_t now)
+{
+	size_t cap = waiter_cap(w), len = 0;
+	dnsnap_lookup_t lk = { .now = now };
+	lk.max_size = (uint16_t)serve_limit(q, w->tcp, cap);
+	int err = dnsnap_cache_lookup(s->cache, q, &lk, out, cap, &len);
+	if (err != DNSNAP_OK && entry != NULL) {
+		dnsnap_answer_opts_t ao = {
+			.now = now, .max_size = lk.max_size, .our_udp_size = SERVE_UDP_MAX,
+		};
+		dnsnap_cache_opts_t co;
+		dnsnap_cache_opts_default(&co);
+		ao.min_ttl = co.min_ttl;
+		ao.max_ttl = co.max_ttl;
+		err = dnsnap_answer_build(q, entry, entry_len, &ao, out, cap, &len);
+	}
+	if (err != DNSNAP_OK) {
+		answer_failed(s, cnt, out, w, q, FWD_FAILED, now);
+		return -1;
+	}
+	count_reply(cnt, SERVE_HIT, out, len);
+	waiter_answer(s, cnt, lat, w, out, len);
+	return 0;
 }
 
 /* rejected() of the forwarder: a waiter it could not take (FWD_KEY_FULL):
@@ -197,7 +215,7 @@ static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 	}
 	bump(cnt, C_DROP + (why == FWD_KEY_FULL ? DROP_WAITERS : DROP_OVERLOAD));
 	if (w->tcp)
-		waiter_answer(s, w, NULL, 0); /* the connection stops waiting for it */
+		waiter_answer(s, cnt, &cnt->lat_up, w, NULL, 0); /* the connection stops waiting */
 	else
 		free(w);
 }
@@ -215,9 +233,24 @@ void on_rejected(void *arg, void *waiter, int why)
 	drop_or_stale(s, &s->fwd_cnt, w, &q, why);
 }
 
-void forward(struct server *s, struct tstat *cnt, struct waiter *w,
-		    const dnsnap_query_t *q)
+/* A miss to the upstream (any thread; @p cnt the caller's). */
+void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
+		      const dnsnap_query_t *q)
 {
 	if (fwd_submit(s->fwd, q, w) != FWD_QUEUED)
 		drop_or_stale(s, cnt, w, q, FWD_FULL);
+}
+
+/* A miss of memory and map: to the second level when there is one and it
+ * takes it (on_l2() then goes on), else to the upstream. */
+void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap_query_t *q)
+{
+	if (s->l2_out != NULL) { /* --l2 */
+		pthread_rwlock_rdlock(&s->l2_lock);
+		int taken = s->l2 != NULL && l2_get(s->l2, q->key, q->key_len, w) == 0;
+		pthread_rwlock_unlock(&s->l2_lock);
+		if (taken)
+			return;
+	}
+	forward_upstream(s, cnt, w, q);
 }

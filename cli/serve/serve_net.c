@@ -388,7 +388,7 @@ static void tcp_take_done(struct tcp *t)
 				conn_close(t, k);
 				break;
 			} else
-				hist_add(&s->fwd_cnt.lat_up, (uint64_t)(mono_us() - d->t0_us));
+				hist_add(d->lat, (uint64_t)(mono_us() - d->t0_us));
 			if (c->eof && c->waiting == 0 && c->pend == NULL)
 				conn_close(t, k);
 			break;

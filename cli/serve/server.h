@@ -38,6 +38,7 @@
 #include "cli.h"
 #include "forward.h"
 #include "json.h"
+#include "l2.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
@@ -68,6 +69,7 @@
 enum {
 	C_UDP, C_TCP, C_HIT_MEM, C_HIT_MAP, C_MISS, C_STALE, C_UP_ANS, C_SERVFAIL_UP,
 	C_REFUSED_ACL, C_TRUNC, C_CONNS, C_CONN_REFUSED, C_CONN_IDLE, C_FORMERR_IN,
+	C_HIT_L2, C_L2_BAD, C_L2_EXPIRED,
 	C_RC, /* RC_N of them */
 	C_DROP = C_RC + RC_N, /* DROP_N of them */
 	C_N = C_DROP + DROP_N
@@ -76,7 +78,7 @@ enum {
 /* One thread's counters and latency histograms. */
 struct tstat {
 	_Alignas(64) _Atomic uint64_t v[C_N];
-	struct hist lat_cache, lat_up;
+	struct hist lat_cache, lat_up, lat_l2;
 };
 
 /* One writer per struct tstat: a plain load and store, no locked add. */
@@ -199,6 +201,7 @@ struct tcp_done {
 	struct tcp_done *next;
 	uint64_t conn;
 	int64_t t0_us;
+	struct hist *lat;        /* where its latency goes once sent */
 	size_t len;
 	uint8_t msg[];           /* with its 2-byte length */
 };
@@ -229,6 +232,12 @@ struct server {
 	struct tstat fwd_cnt;    /* written by on_done() (the forwarder's thread) */
 	dnsnap_encoded_t *enc, *enc2;
 	uint8_t *fwd_out;        /* on_done()'s reply buffer, 2 + TCP_MSG_MAX */
+	/* --l2: misses ask the second level before the upstream */
+	struct l2 *l2;           /* NULL once stopping (under l2_lock) */
+	pthread_rwlock_t l2_lock;
+	struct tstat l2_cnt;     /* written by on_l2() (the L2 thread) */
+	uint8_t *l2_out;         /* on_l2()'s reply buffer, 2 + TCP_MSG_MAX */
+	uint8_t *l2_val;         /* on_done()'s value for l2_put(), DNSNAP_L2_VALUE_MAX */
 	uint32_t serve_stale;    /* --serve-stale seconds, 0: off */
 	unsigned snapshot_every; /* seconds, 0: at exit only */
 	uint64_t max_bytes;
@@ -287,9 +296,22 @@ void *tcp_main(void *arg);
 /* serve_fwd.c */
 struct waiter *waiter_new(const uint8_t *msg, size_t len, int64_t t0);
 void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap_query_t *q);
+void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
+		      const dnsnap_query_t *q);
+void waiter_answer(struct server *s, struct tstat *cnt, struct hist *lat, struct waiter *w,
+		   const uint8_t *reply, size_t len);
+int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t *out,
+		  struct waiter *w, const dnsnap_query_t *q, const uint8_t *entry,
+		  size_t entry_len, uint32_t now);
 void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen, void *const *ws,
 	     size_t n);
 void on_rejected(void *arg, void *waiter, int why);
+
+/* serve_l2.c */
+void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, size_t len);
+void on_l2_log(void *arg, const char *msg);
+void l2_write(struct server *s, const dnsnap_encoded_t *e);
+void l2_stop(struct server *s, unsigned flush_ms);
 
 /* serve_snap.c */
 void snap_warn(struct server *s, dnsnap_snap_t *snap, uint32_t now);

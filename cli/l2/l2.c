@@ -1,0 +1,667 @@
+/*
+ * l2.c: the serve side's Redis client: the API (any thread), the thread's
+ * loop (epoll over the connections and an eventfd), routing (primary,
+ * replica, cluster slots), replies, GET deadlines and the breaker.
+ *
+ * GET deadlines are set in l2_get() under the queue's lock from the
+ * monotonic clock, and every GET has the same wait_ms: the thread takes
+ * GETs in that order, so a list in taking order is a list in deadline
+ * order (a redirected GET keeps its place), and the epoll timeout is its
+ * front's deadline.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "l2_thread.h"
+
+#define WAKE_TAG UINT64_MAX
+#define BREAKER_FAILS 5
+#define BREAKER_FIRST_MS 1000
+#define BREAKER_MAX_MS 30000
+#define REFRESH_GAP_MS 100 /* CLUSTER SLOTS at most this often */
+#define LOOP_MAX_MS 1000
+
+struct cmd *l2c_new(enum cmd_kind kind, const char *prefix, size_t plen, const uint8_t *key,
+		    size_t key_len, const uint8_t *val, size_t val_len)
+{
+	struct cmd *c = malloc(sizeof *c + plen + key_len + val_len);
+	if (!c)
+		return NULL;
+	memset(c, 0, sizeof *c);
+	c->kind = kind;
+	c->key = c->data;
+	c->key_len = plen + key_len;
+	memcpy(c->key, prefix, plen);
+	if (key_len)
+		memcpy(c->key + plen, key, key_len);
+	c->val = c->key + c->key_len;
+	c->val_len = val_len;
+	if (val_len)
+		memcpy(c->val, val, val_len);
+	return c;
+}
+
+/* ------------------------------------------------------------ breaker */
+
+/* Under mu: may a GET go now? Sets *probe for the half-open one. */
+static int breaker_admit(struct l2 *l, uint64_t now, int *probe)
+{
+	if (l->breaker == L2_BREAKER_OPEN && now >= l->open_until) {
+		l->breaker = L2_BREAKER_HALF_OPEN;
+		l->probe_out = 0;
+	}
+	if (l->breaker == L2_BREAKER_CLOSED)
+		return 1;
+	if (l->breaker == L2_BREAKER_OPEN || l->probe_out)
+		return 0;
+	l->probe_out = 1;
+	*probe = 1;
+	return 1;
+}
+
+/* How a GET went for the breaker: answered (@p ok) or failed (an error, a timeout). */
+static void breaker_note(struct l2 *l, const struct cmd *c, int ok)
+{
+	pthread_mutex_lock(&l->mu);
+	uint64_t now = l2_now_ms();
+	if (l->breaker == L2_BREAKER_CLOSED) {
+		if (ok) {
+			l->fails = 0;
+		} else if (++l->fails >= BREAKER_FAILS) {
+			l->breaker = L2_BREAKER_OPEN;
+			l->period_ms = BREAKER_FIRST_MS;
+			l->open_until = now + l->period_ms;
+			l->fails = 0;
+		}
+	} else if (l->breaker == L2_BREAKER_HALF_OPEN && c->probe) {
+		l->probe_out = 0;
+		if (ok) {
+			l->breaker = L2_BREAKER_CLOSED;
+			l->fails = 0;
+		} else {
+			l->period_ms = l->period_ms * 2 > BREAKER_MAX_MS ? BREAKER_MAX_MS
+									 : l->period_ms * 2;
+			l->breaker = L2_BREAKER_OPEN;
+			l->open_until = now + l->period_ms;
+		}
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* --------------------------------------------------------- completions */
+
+static void tl_unlink(struct l2 *l, struct cmd *c)
+{
+	if (c->tprev)
+		c->tprev->tnext = c->tnext;
+	else
+		l->t_head = c->tnext;
+	if (c->tnext)
+		c->tnext->tprev = c->tprev;
+	else
+		l->t_tail = c->tprev;
+	c->tprev = c->tnext = NULL;
+}
+
+/* A live GET ends: its waiter goes back through got(). The breaker hears
+ * whether Redis answered: an error reply or a value too long is L2_ERROR for
+ * the caller, but a server that answers is not failing. */
+static void get_end(struct l2 *l, struct cmd *c, enum l2_status st, const uint8_t *val,
+		    size_t len, int answered)
+{
+	tl_unlink(l, c);
+	c->live = 0;
+	switch (st) {
+	case L2_HIT: atomic_fetch_add(&l->hits, 1); break;
+	case L2_MISS: atomic_fetch_add(&l->misses, 1); break;
+	case L2_TIMEOUT: atomic_fetch_add(&l->timeouts, 1); break;
+	case L2_ERROR: atomic_fetch_add(&l->errors, 1); break;
+	case L2_STOPPED: break;
+	}
+	if (st != L2_STOPPED)
+		breaker_note(l, c, answered);
+	l->hooks.got(l->hooks.arg, c->waiter, st, val, len);
+}
+
+void l2c_fail(struct l2 *l, struct cmd *c, int stopped)
+{
+	if (c->kind == C_GET && c->live)
+		get_end(l, c, stopped ? L2_STOPPED : L2_ERROR, NULL, 0, 0);
+	if (c->kind == C_SET) {
+		atomic_fetch_add(&l->write_errors, 1);
+		atomic_fetch_sub(&l->queue_depth, 1);
+	}
+	if (c->kind == C_SLOTS)
+		l->refresh_inflight = 0;
+	free(c);
+}
+
+/* ------------------------------------------------------------ routing */
+
+static int node_find_add(struct l2 *l, const struct l2_addr *a)
+{
+	for (unsigned i = 0; i < l->n_nodes; i++)
+		if (l2_addr_eq(&l->nodes[i].addr, a))
+			return (int)i;
+	if (l->n_nodes == L2_NODES_MAX)
+		return -1;
+	struct node *n = &l->nodes[l->n_nodes];
+	memset(n, 0, sizeof *n);
+	n->addr = *a;
+	return (int)l->n_nodes++;
+}
+
+static unsigned route(struct l2 *l, const struct cmd *c)
+{
+	if (!l->cluster)
+		return c->kind == C_GET && l->has_replica ? 1 : 0;
+	unsigned i = l->slot_node[l2_key_slot(c->key, c->key_len)];
+	if (i != L2_NO_NODE)
+		return i;
+	/* no map yet, or a hole in it: any node that is up answers MOVED */
+	for (unsigned k = 0; k < l->n_nodes; k++)
+		if (l->nodes[k].state == N_READY)
+			return k;
+	return 0;
+}
+
+static void dispatch(struct l2 *l, struct cmd *c, uint64_t now)
+{
+	if (c->kind == C_GET) {
+		if (l->stopping) {
+			l->hooks.got(l->hooks.arg, c->waiter, L2_STOPPED, NULL, 0);
+			free(c);
+			return;
+		}
+		c->tprev = l->t_tail;
+		c->tnext = NULL;
+		if (l->t_tail)
+			l->t_tail->tnext = c;
+		else
+			l->t_head = c;
+		l->t_tail = c;
+		atomic_fetch_add(&l->gets, 1);
+	}
+	l2n_append(l, route(l, c), c, now);
+}
+
+/* -MOVED or -ASK: @return 1 when @p r was one (and @p c is dealt with) */
+static int redirect(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r)
+{
+	struct l2_addr to;
+	unsigned slot;
+	uint64_t now = l2_now_ms();
+	int k = l2_redirect_parse(r->str, r->len, &slot, &to);
+	if (!k)
+		return 0;
+	if (!to.host[0])
+		memcpy(to.host, l->nodes[i].addr.host, sizeof to.host);
+	atomic_fetch_add(k == 1 ? &l->moved : &l->ask, 1);
+	if (k == 1) /* the whole map soon */
+		l->refresh_pending = 1;
+	if (c->kind == C_GET && c->live && now >= c->deadline) {
+		get_end(l, c, L2_TIMEOUT, NULL, 0, 0);
+		free(c);
+		return 1;
+	}
+	int j = ++c->redirects > L2_REDIRECTS_MAX || (c->kind == C_GET && !c->live)
+			? -1
+			: node_find_add(l, &to);
+	if (j < 0) {
+		l2c_fail(l, c, 0);
+		return 1;
+	}
+	if (k == 1) {
+		l->slot_node[slot] = (uint8_t)j;
+	} else {
+		struct cmd *asking = l2c_new(C_ASKING, "", 0, NULL, 0, NULL, 0);
+		if (!asking) {
+			l2c_fail(l, c, 0);
+			return 1;
+		}
+		l2n_append(l, (unsigned)j, asking, now);
+	}
+	l2n_append(l, (unsigned)j, c, now);
+	return 1;
+}
+
+static void slots_reply(struct l2 *l, unsigned i, const redisReply *r)
+{
+	size_t cap = r->type == REDIS_REPLY_ARRAY && r->elements ? r->elements : 1;
+	struct l2_range *rg = malloc(cap * sizeof *rg);
+	int n = rg ? l2_slots_parse(r, &l->nodes[i].addr, rg, cap) : -1;
+	l->refresh_inflight = 0;
+	l->refresh_last = l2_now_ms();
+	if (n < 0) {
+		char a[300];
+		l2_addr_str(&l->nodes[i].addr, a, sizeof a);
+		l2_log(l, "redis %s: CLUSTER SLOTS: %.*s", a,
+		       r->type == REDIS_REPLY_ERROR ? (int)r->len : 22,
+		       r->type == REDIS_REPLY_ERROR ? r->str : "not the expected reply");
+		free(rg);
+		return;
+	}
+	memset(l->slot_node, L2_NO_NODE, sizeof l->slot_node);
+	for (int k = 0; k < n; k++) {
+		int j = node_find_add(l, &rg[k].master);
+		if (j >= 0)
+			memset(l->slot_node + rg[k].lo, j, rg[k].hi - rg[k].lo + 1);
+	}
+	free(rg);
+}
+
+void l2c_reply(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r)
+{
+	switch (c->kind) {
+	case C_GET:
+		if (r->type == REDIS_REPLY_ERROR && redirect(l, i, c, r))
+			return;
+		if (!c->live)
+			break;
+		if (r->type == REDIS_REPLY_NIL)
+			get_end(l, c, L2_MISS, NULL, 0, 1);
+		else if (r->type == REDIS_REPLY_STRING && r->len <= L2_VALUE_MAX)
+			get_end(l, c, L2_HIT, (const uint8_t *)r->str, r->len, 1);
+		else /* -WRONGTYPE, a value too long... */
+			get_end(l, c, L2_ERROR, NULL, 0, 1);
+		break;
+	case C_SET:
+		if (r->type == REDIS_REPLY_ERROR && redirect(l, i, c, r))
+			return;
+		atomic_fetch_add(r->type == REDIS_REPLY_STATUS ? &l->writes : &l->write_errors, 1);
+		atomic_fetch_sub(&l->queue_depth, 1);
+		break;
+	case C_SLOTS:
+		slots_reply(l, i, r);
+		break;
+	default: /* ASKING's +OK */
+		break;
+	}
+	free(c);
+}
+
+/* ------------------------------------------------------------- the loop */
+
+static void expire(struct l2 *l, uint64_t now)
+{
+	while (l->t_head && l->t_head->deadline <= now)
+		get_end(l, l->t_head, L2_TIMEOUT, NULL, 0, 0); /* stays in its FIFO */
+}
+
+static void refresh(struct l2 *l, uint64_t now)
+{
+	unsigned pick = L2_NO_NODE;
+	if (!l->refresh_pending || l->refresh_inflight || now < l->refresh_last + REFRESH_GAP_MS)
+		return;
+	for (unsigned k = 0; k < l->n_nodes && pick == L2_NO_NODE; k++)
+		if (l->nodes[k].state == N_READY)
+			pick = k;
+	for (unsigned k = 0; k < l->n_nodes && pick == L2_NO_NODE; k++)
+		if (l->nodes[k].state != N_DOWN || now >= l->nodes[k].retry_at)
+			pick = k;
+	if (pick == L2_NO_NODE)
+		return;
+	struct cmd *c = l2c_new(C_SLOTS, "", 0, NULL, 0, NULL, 0);
+	if (!c)
+		return;
+	l->refresh_pending = 0;
+	l->refresh_inflight = 1;
+	l->refresh_last = now;
+	l2n_append(l, pick, c, now);
+}
+
+/* Connections to open again, bounds passed, the slot map. */
+static void timers(struct l2 *l, uint64_t now)
+{
+	for (unsigned i = 0; i < l->n_nodes; i++) {
+		struct node *n = &l->nodes[i];
+		char why[80];
+		if (n->state == N_DOWN && now >= n->retry_at && !l->stopping) {
+			l2n_open(l, i, now);
+		} else if ((n->state == N_CONNECTING || n->state == N_HANDSHAKE) &&
+			   now >= n->connect_by) {
+			snprintf(why, sizeof why, "not connected in %u ms", l->connect_ms);
+			l2n_fail(l, i, why);
+		} else if (n->state == N_READY && n->head && now >= n->head->sent + l->connect_ms) {
+			/* a server that stopped answering (SIGSTOP, a dead peer) */
+			snprintf(why, sizeof why, "no reply in %u ms", l->connect_ms);
+			l2n_fail(l, i, why);
+		}
+	}
+	if (l->cluster && !l->stopping)
+		refresh(l, now);
+}
+
+static int next_wait(const struct l2 *l, uint64_t now)
+{
+	uint64_t t = now + LOOP_MAX_MS;
+#define AT(x) ((x) < t ? (void)(t = (x)) : (void)0)
+	if (l->t_head)
+		AT(l->t_head->deadline);
+	for (unsigned i = 0; i < l->n_nodes; i++) {
+		const struct node *n = &l->nodes[i];
+		if (n->state == N_DOWN && !l->stopping)
+			AT(n->retry_at);
+		else if (n->state == N_CONNECTING || n->state == N_HANDSHAKE)
+			AT(n->connect_by);
+		else if (n->state == N_READY && n->head)
+			AT(n->head->sent + l->connect_ms);
+	}
+	if (l->cluster && l->refresh_pending && !l->refresh_inflight)
+		AT(l->refresh_last + REFRESH_GAP_MS);
+	if (l->stopping)
+		AT(l->stop_by);
+#undef AT
+	return t <= now ? 0 : (int)(t - now);
+}
+
+/* The inbound queue, and l2_free()'s word. */
+static void take(struct l2 *l, uint64_t now)
+{
+	uint64_t junk;
+	while (read(l->evfd, &junk, sizeof junk) < 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&l->mu);
+	struct cmd *c = l->q_head;
+	l->q_head = l->q_tail = NULL;
+	l->q_len = 0;
+	l->signalled = 0;
+	int stop = l->stop;
+	l->stopping_by = l->stop_by;
+	pthread_mutex_unlock(&l->mu);
+	if (stop && !l->stopping) {
+		l->stopping = 1;
+		while (l->t_head)
+			get_end(l, l->t_head, L2_STOPPED, NULL, 0, 0);
+	}
+	while (c) {
+		struct cmd *next = c->next;
+		dispatch(l, c, now);
+		c = next;
+	}
+}
+
+static void *run(void *arg)
+{
+	struct l2 *l = arg;
+	struct epoll_event ev[64];
+
+	for (;;) {
+		uint64_t now = l2_now_ms();
+		int n = epoll_wait(l->epfd, ev, 64, next_wait(l, now));
+		now = l2_now_ms();
+		for (int k = 0; k < n; k++) {
+			if (ev[k].data.u64 == WAKE_TAG) {
+				take(l, now);
+				continue;
+			}
+			unsigned i = (unsigned)(ev[k].data.u64 & 0xffffffffu);
+			if (i < l->n_nodes && l->nodes[i].c &&
+			    l->nodes[i].gen == (uint32_t)(ev[k].data.u64 >> 32))
+				l2n_event(l, i, ev[k].events);
+		}
+		expire(l, now);
+		timers(l, now);
+		for (unsigned i = 0; i < l->n_nodes; i++)
+			l2n_flush(l, i);
+		if (l->stopping && (atomic_load(&l->queue_depth) == 0 || now >= l->stopping_by))
+			break;
+	}
+	l2n_close_all(l);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ API */
+
+/* A host name becomes an address here, once: the thread never waits on DNS. */
+static int resolve(struct l2_addr *a, char *err, size_t errcap)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST}, *res;
+	if (a->port == 0 || getaddrinfo(a->host, NULL, &hints, &res) == 0) {
+		if (a->port)
+			freeaddrinfo(res);
+		return 0;
+	}
+	hints.ai_flags = 0;
+	int rc = getaddrinfo(a->host, NULL, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errcap, "redis host '%s': %s", a->host, gai_strerror(rc));
+		return -1;
+	}
+	rc = getnameinfo(res->ai_addr, res->ai_addrlen, a->host, sizeof a->host, NULL, 0,
+			 NI_NUMERICHOST);
+	freeaddrinfo(res);
+	if (rc != 0) {
+		snprintf(err, errcap, "redis host: %s", gai_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup(struct l2 *l, const struct l2_opts *o, char *err, size_t errcap)
+{
+	struct l2_url u, r;
+	const char *prefix = o->prefix ? o->prefix : L2_DEFAULT_PREFIX;
+
+	if (l2_url_parse(o->url, &u, err, errcap) != 0)
+		return -1;
+	if (strlen(prefix) > L2_PREFIX_MAX) {
+		snprintf(err, errcap, "the prefix is longer than %d bytes", L2_PREFIX_MAX);
+		return -1;
+	}
+	if (o->replica && u.kind == L2_URL_CLUSTER) {
+		snprintf(err, errcap, "a replica URL with a cluster: reads go to the masters");
+		return -1;
+	}
+	if (o->replica && (l2_url_parse(o->replica, &r, err, errcap) != 0 ||
+			   (r.kind == L2_URL_CLUSTER &&
+			    snprintf(err, errcap, "the replica is not a cluster") > 0)))
+		return -1;
+	if ((o->user && strlen(o->user) >= sizeof l->user) ||
+	    (o->password && strlen(o->password) >= sizeof l->password)) {
+		snprintf(err, errcap, "the AUTH user or password is too long");
+		return -1;
+	}
+	memcpy(l->prefix, prefix, strlen(prefix) + 1);
+	l->prefix_len = strlen(prefix);
+	l->wait_ms = o->wait_ms ? o->wait_ms : L2_DEFAULT_WAIT_MS;
+	l->queue_max = o->queue_max ? o->queue_max : L2_DEFAULT_QUEUE;
+	l->connect_ms = o->connect_ms ? o->connect_ms : 1000;
+	if (o->password && o->password[0]) {
+		snprintf(l->password, sizeof l->password, "%s", o->password);
+		snprintf(l->user, sizeof l->user, "%s", o->user ? o->user : "");
+	}
+	l->cluster = u.kind == L2_URL_CLUSTER;
+	l->db = u.db;
+	for (unsigned i = 0; i < u.n; i++) {
+		if (resolve(&u.addr[i], err, errcap) != 0)
+			return -1;
+		l->nodes[l->n_nodes++].addr = u.addr[i];
+	}
+	if (o->replica) {
+		if (resolve(&r.addr[0], err, errcap) != 0)
+			return -1;
+		if (r.db != u.db) {
+			snprintf(err, errcap, "the replica's database is not the primary's");
+			return -1;
+		}
+		l->nodes[l->n_nodes++].addr = r.addr[0];
+		l->has_replica = 1;
+	}
+	memset(l->slot_node, L2_NO_NODE, sizeof l->slot_node);
+	l->refresh_pending = l->cluster;
+	return 0;
+}
+
+int l2_new(const struct l2_opts *o, const struct l2_hooks *h, struct l2 **out, char *err,
+	   size_t errcap)
+{
+	struct l2 *l;
+	sigset_t all, old;
+
+	if (!o || !o->url || !h || !h->got) {
+		snprintf(err, errcap, "no URL or no got() hook");
+		return -1;
+	}
+	l = calloc(1, sizeof *l);
+	if (!l) {
+		snprintf(err, errcap, "no memory");
+		return -1;
+	}
+	l->hooks = *h;
+	l->epfd = l->evfd = -1;
+	l->period_ms = BREAKER_FIRST_MS;
+	if (setup(l, o, err, errcap) != 0)
+		goto fail;
+	pthread_mutex_init(&l->mu, NULL);
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	l->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	struct epoll_event e = {.events = EPOLLIN, .data.u64 = WAKE_TAG};
+	if (l->epfd < 0 || l->evfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->evfd, &e) != 0) {
+		snprintf(err, errcap, "epoll: %s", strerror(errno));
+		goto fail_mu;
+	}
+	/* the thread takes no signal: a write to a closed socket is EPIPE, not SIGPIPE,
+	 * and the process's handlers run in its own threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int rc = pthread_create(&l->thread, NULL, run, l);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		snprintf(err, errcap, "no thread: %s", strerror(rc));
+		goto fail_mu;
+	}
+	*out = l;
+	return 0;
+fail_mu:
+	pthread_mutex_destroy(&l->mu);
+fail:
+	if (l->epfd >= 0)
+		close(l->epfd);
+	if (l->evfd >= 0)
+		close(l->evfd);
+	free(l);
+	return -1;
+}
+
+/* Under mu: queue @p c. @return whether the thread needs waking */
+static int enqueue(struct l2 *l, struct cmd *c)
+{
+	c->next = NULL;
+	if (l->q_tail)
+		l->q_tail->next = c;
+	else
+		l->q_head = c;
+	l->q_tail = c;
+	l->q_len++;
+	if (l->signalled)
+		return 0;
+	l->signalled = 1;
+	return 1;
+}
+
+static void wake(struct l2 *l)
+{
+	uint64_t one = 1;
+	while (write(l->evfd, &one, sizeof one) < 0 && errno == EINTR)
+		;
+}
+
+int l2_get(struct l2 *l, const uint8_t *key, size_t key_len, void *waiter)
+{
+	struct cmd *c = l2c_new(C_GET, l->prefix, l->prefix_len, key, key_len, NULL, 0);
+	int ok = 0, w = 0;
+	if (c) {
+		c->waiter = waiter;
+		c->live = 1;
+		pthread_mutex_lock(&l->mu);
+		uint64_t now = l2_now_ms();
+		ok = !l->stop && l->q_len < l->queue_max && breaker_admit(l, now, &c->probe);
+		if (ok) {
+			c->deadline = now + l->wait_ms;
+			w = enqueue(l, c);
+		}
+		pthread_mutex_unlock(&l->mu);
+	}
+	if (!ok) {
+		free(c);
+		atomic_fetch_add(&l->refused, 1);
+		return -1;
+	}
+	if (w)
+		wake(l);
+	return 0;
+}
+
+void l2_put(struct l2 *l, const uint8_t *key, size_t key_len, const uint8_t *val, size_t len,
+	    uint64_t pxat_ms)
+{
+	struct cmd *c = l2c_new(C_SET, l->prefix, l->prefix_len, key, key_len, val, len);
+	int ok = 0, w = 0;
+	if (c) {
+		c->pxat = pxat_ms;
+		pthread_mutex_lock(&l->mu);
+		uint64_t now = l2_now_ms();
+		ok = !l->stop && atomic_load(&l->queue_depth) < l->queue_max &&
+		     !(l->breaker == L2_BREAKER_OPEN && now < l->open_until);
+		if (ok) {
+			atomic_fetch_add(&l->queue_depth, 1);
+			w = enqueue(l, c);
+		}
+		pthread_mutex_unlock(&l->mu);
+	}
+	if (!ok) {
+		free(c);
+		atomic_fetch_add(&l->write_drops, 1);
+		return;
+	}
+	if (w)
+		wake(l);
+}
+
+void l2_stats(struct l2 *l, struct l2_stats *s)
+{
+	memset(s, 0, sizeof *s);
+	s->gets = atomic_load(&l->gets);
+	s->hits = atomic_load(&l->hits);
+	s->misses = atomic_load(&l->misses);
+	s->timeouts = atomic_load(&l->timeouts);
+	s->errors = atomic_load(&l->errors);
+	s->refused = atomic_load(&l->refused);
+	s->writes = atomic_load(&l->writes);
+	s->write_errors = atomic_load(&l->write_errors);
+	s->write_drops = atomic_load(&l->write_drops);
+	s->moved = atomic_load(&l->moved);
+	s->ask = atomic_load(&l->ask);
+	s->reconnects = atomic_load(&l->reconnects);
+	s->queue_depth = atomic_load(&l->queue_depth);
+	s->nodes = (unsigned)atomic_load(&l->nodes_up);
+	pthread_mutex_lock(&l->mu);
+	s->breaker = l->breaker == L2_BREAKER_OPEN && l2_now_ms() >= l->open_until
+			     ? L2_BREAKER_HALF_OPEN
+			     : l->breaker;
+	pthread_mutex_unlock(&l->mu);
+}
+
+void l2_free(struct l2 *l, unsigned flush_ms)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->mu);
+	l->stop = 1;
+	l->stop_by = l2_now_ms() + flush_ms;
+	pthread_mutex_unlock(&l->mu);
+	wake(l);
+	pthread_join(l->thread, NULL);
+	pthread_mutex_destroy(&l->mu);
+	close(l->epfd);
+	close(l->evfd);
+	free(l);
+}

@@ -1,0 +1,276 @@
+/*
+ * l2xfer.c: `dnsnap import --from URL -o SNAP` and `dnsnap export SNAP --to
+ * URL`: a snapshot from, or to, the shared second level (Redis) that `dnsnap
+ * serve --l2` fills, so that a new host starts warm (cli/l2 is the client).
+ *
+ * import --from: every key under the prefix (SCAN on every master, pipelined
+ * GETs), each value opened as untrusted (dnsnap_l2_value_open(): frame,
+ * check against its key, entry) and its key decoded; live ones (Expiry after
+ * --now) go into an in-memory cache, which is then published as SNAP (sorted,
+ * atomic: the old SNAP stays whole until the rename). A bad value is
+ * skipped and counted, never written. A key SCAN gives twice is kept once.
+ *
+ * export --to: every live entry of SNAP, SET under the prefix with PXAT at
+ * its Expiry, pipelined in batches; the first error reply stops it (exit 2).
+ * With --now T the entries live at T go, and each key's expiry is the time
+ * its entry has left at T, counted from the real clock (the tests' vectors
+ * hold 2023 times; Redis would drop their keys at once).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "json.h"
+#include "l2.h"
+
+int l2_prefix_arg(const char *cmd, const char *v)
+{
+	if (strlen(v) > L2_PREFIX_MAX)
+		return fail(cmd, NULL, "--l2-prefix: at most %d bytes", L2_PREFIX_MAX);
+	if (strpbrk(v, "{}") != NULL)
+		return fail(cmd, NULL, "--l2-prefix: no { or } (Redis Cluster would read a hash "
+			    "tag and put every key on one master): %s", v);
+	return 0;
+}
+
+/* The AUTH of --l2-auth-file FILE or the environment into @p o. */
+static int auth(const char *cmd, const char *file, struct l2_opts *o, char *user, size_t ucap,
+		char *pw, size_t pcap)
+{
+	char e[512];
+	if (l2_auth_load(file, user, ucap, pw, pcap, e, sizeof e) != 0)
+		return fail(cmd, NULL, "--l2-auth-file: %s", e);
+	o->user = user[0] ? user : NULL;
+	o->password = pw[0] ? pw : NULL;
+	return 0;
+}
+
+struct import_ctx {
+	dnsnap_cache_t *cache;
+	uint32_t now;
+	uint64_t read, live, expired, bad;
+	char first_bad[300];
+};
+
+static int import_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
+		      size_t len)
+{
+	struct import_ctx *x = arg;
+	const uint8_t *e;
+	size_t el;
+	dnsnap_diag_t d = { 0 };
+	dnsnap_key_t k;
+	dnsnap_hdr_t h;
+	x->read++;
+	int err = dnsnap_key_decode(key, key_len, &k, &d);
+	if (err != DNSNAP_OK)
+		snprintf(d.msg, sizeof d.msg, "a key that is no dnsnap key (%s)", dnsnap_errname(err));
+	else if ((err = dnsnap_l2_value_open(key, key_len, val, len, &e, &el, &d)) == DNSNAP_OK)
+		err = dnsnap_entry_header(e, el, &h, &d);
+	if (err != DNSNAP_OK) {
+		if (x->bad++ == 0)
+			snprintf(x->first_bad, sizeof x->first_bad, "%s at byte %zu", d.msg,
+				 d.offset);
+		return 0;
+	}
+	if (h.expiry <= x->now) {
+		x->expired++;
+		return 0;
+	}
+	err = dnsnap_cache_insert_entry(x->cache, key, key_len, e, el);
+	if (err != DNSNAP_OK)
+		return err;
+	x->live++;
+	return 0;
+}
+
+int import_from_l2(const char *url, const char *out, const char *prefix, const char *auth_file,
+		   uint32_t now, unsigned long long wait, int json)
+{
+	static const char cmd[] = "import";
+	static char user[256], pw[1024];
+	struct l2_opts o = { .url = url, .prefix = prefix };
+	if (auth(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
+		return EXIT_USAGE;
+	dnsnap_snap_lock_t *lk;
+	if (lock_snap(cmd, out, wait, &lk))
+		return EXIT_USAGE;
+	int rc = EXIT_USAGE;
+	struct import_ctx x = { .now = now };
+	struct l2_bulk *b = NULL;
+	dnsnap_cache_opts_t co;
+	dnsnap_cache_opts_default(&co);
+	co.max_bytes = 0; /* all of it: the snapshot is the point */
+	co.max_ttl = DNSNAP_TTL_MAX;
+	co.max_neg_ttl = DNSNAP_TTL_MAX;
+	char e[512];
+	int err = dnsnap_cache_new(&co, &x.cache);
+	if (err != DNSNAP_OK) {
+		fail(cmd, NULL, "%s", dnsnap_strerror(err));
+		goto out;
+	}
+	if (l2_bulk_open(&o, &b, e, sizeof e) != 0) {
+		fail(cmd, url, "%s", e);
+		goto out;
+	}
+	uint64_t skipped = 0;
+	int r = l2_bulk_scan(b, import_one, &x, &skipped, e, sizeof e);
+	if (r < 0) {
+		fail(cmd, url, "%s", e);
+		goto out;
+	}
+	if (r > 0) {
+		fail(cmd, NULL, "the in-memory cache: %s", dnsnap_strerror(r));
+		goto out;
+	}
+	x.bad += skipped;
+	dnsnap_snap_write_stats_t st = { 0 };
+	dnsnap_diag_t d = { 0 };
+	err = dnsnap_snap_write(x.cache, out, now, &st, &d);
+	if (err != DNSNAP_OK) {
+		fail(cmd, NULL, "%s", d.msg[0] ? d.msg : dnsnap_strerror(err));
+		goto out;
+	}
+	if (json) {
+		jw_t j;
+		jw_init(&j, stdout);
+		jw_obj(&j);
+		jw_kstr(&j, "input", url);
+		jw_kstr(&j, "snapshot", out);
+		jw_ku64(&j, "keys_read", x.read + skipped);
+		jw_ku64(&j, "entries", st.entries);
+		jw_ku64(&j, "expired", x.expired);
+		jw_ku64(&j, "bad", x.bad);
+		char iso[21];
+		time_iso(now, iso);
+		jw_kstr(&j, "now", iso);
+		jw_ku64(&j, "bytes_out", st.file_size);
+		jw_end(&j);
+		jw_nl(&j);
+		if (fflush(stdout) != 0) {
+			fail(cmd, "standard output", "%s", strerror(errno));
+			goto out;
+		}
+	} else {
+		fprintf(stderr, "dnsnap import: %s: %llu %s into %s; left out: %llu expired, "
+			"%llu bad\n", url, (unsigned long long)st.entries,
+			plural(st.entries, "entry", "entries"), out, (unsigned long long)x.expired,
+			(unsigned long long)x.bad);
+	}
+	if (x.bad)
+		fprintf(stderr, "dnsnap import: %s: %llu %s refused, the first: %s%s\n", url,
+			(unsigned long long)x.bad, plural(x.bad, "value", "values"),
+			x.first_bad[0] ? x.first_bad : "not a string, or too long",
+			skipped ? " (some were not strings or too long)" : "");
+	rc = 0;
+out:
+	l2_bulk_close(b);
+	dnsnap_cache_free(x.cache);
+	dnsnap_snap_unlock(lk);
+	explicit_bzero(pw, sizeof pw);
+	return rc;
+}
+
+struct export_ctx {
+	struct l2_bulk *b;
+	uint32_t now;
+	int64_t shift_ms;        /* the real clock - --now, 0 without --now */
+	uint64_t sent, expired;
+	uint8_t val[DNSNAP_L2_VALUE_MAX];
+	char err[512];
+};
+
+static int export_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	struct export_ctx *x = arg;
+	dnsnap_hdr_t h;
+	size_t n;
+	if (dnsnap_entry_header(entry, entry_len, &h, NULL) != DNSNAP_OK)
+		return DNSNAP_EFIELD; /* the scan checked it: cannot be */
+	if (h.expiry <= x->now) {
+		x->expired++;
+		return 0;
+	}
+	int err = dnsnap_l2_value_seal(key, key_len, entry, entry_len, x->val, sizeof x->val, &n);
+	if (err != DNSNAP_OK)
+		return err;
+	if (l2_bulk_put(x->b, key, key_len, x->val, n,
+			(uint64_t)((int64_t)h.expiry * 1000 + x->shift_ms), x->err, sizeof x->err) != 0)
+		return 1;
+	x->sent++;
+	return 0;
+}
+
+int export_to_l2(const char *path, const char *url, const char *prefix, const char *auth_file,
+		 uint32_t now, int has_now, int json)
+{
+	static const char cmd[] = "export";
+	static char user[256], pw[1024];
+	struct l2_opts o = { .url = url, .prefix = prefix };
+	if (auth(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
+		return EXIT_USAGE;
+	dnsnap_snap_t *s;
+	if (open_snap(cmd, path, &s))
+		return EXIT_USAGE;
+	int rc = EXIT_USAGE;
+	struct export_ctx *x = calloc(1, sizeof *x);
+	if (x == NULL) {
+		fail(cmd, NULL, "out of memory");
+		goto out;
+	}
+	x->now = now;
+	if (has_now) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x->shift_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - (int64_t)now * 1000;
+	}
+	if (l2_bulk_open(&o, &x->b, x->err, sizeof x->err) != 0) {
+		fail(cmd, url, "%s", x->err);
+		goto out;
+	}
+	dnsnap_diag_t d = { 0 };
+	dnsnap_scan_stats_t ss;
+	int r = dnsnap_snap_scan(s, NULL, 0, export_one, x, &ss, &d);
+	/* damaged entries were skipped: the good ones still go, then exit 2 */
+	if (r == 1 || l2_bulk_flush(x->b, x->err, sizeof x->err) != 0) {
+		fail(cmd, url, "%s", x->err);
+		goto out;
+	}
+	if (r != 0) {
+		fail(cmd, NULL, "%s%s", d.msg[0] ? d.msg : dnsnap_strerror(r),
+		     r < 0 ? " (the entries that were good were written)" : "");
+		goto out;
+	}
+	if (json) {
+		jw_t j;
+		jw_init(&j, stdout);
+		jw_obj(&j);
+		jw_kstr(&j, "snapshot", path);
+		jw_kstr(&j, "output", url);
+		jw_ku64(&j, "entries", x->sent);
+		jw_ku64(&j, "expired", x->expired);
+		jw_ku64(&j, "damaged", ss.damaged);
+		jw_end(&j);
+		jw_nl(&j);
+		if (fflush(stdout) != 0) {
+			fail(cmd, "standard output", "%s", strerror(errno));
+			goto out;
+		}
+	} else {
+		fprintf(stderr, "dnsnap export: %s: %llu %s written; left out: %llu expired\n",
+			url, (unsigned long long)x->sent, plural(x->sent, "entry", "entries"),
+			(unsigned long long)x->expired);
+	}
+	rc = 0;
+out:
+	if (x != NULL)
+		l2_bulk_close(x->b);
+	free(x);
+	dnsnap_snap_close(s);
+	explicit_bzero(pw, sizeof pw);
+	return rc;
+}
