@@ -88,6 +88,34 @@ def jload(path):
         return None
 
 
+def hist_pct(h, p):
+    """The bucket bound (us) under which fraction p of serve's histogram h
+    falls: a ceiling, as coarse as the buckets; ">MAX" past the last."""
+    if not h or not h.get("count"):
+        return None
+    need, cum = p * h["count"], 0
+    for i, c in enumerate(h["counts"]):
+        cum += c
+        if cum >= need:
+            return h["le_us"][i] if i < len(h["le_us"]) else ">%d" % h["le_us"][-1]
+    return None
+
+
+def hist_add(hs):
+    """The sum of serve histograms hs (None when there are none)."""
+    hs = [h for h in hs if h]
+    if not hs:
+        return None
+    return {"le_us": hs[0]["le_us"], "counts": [sum(x) for x in zip(*(h["counts"] for h in hs))],
+            "count": sum(h["count"] for h in hs), "sum_us": sum(h["sum_us"] for h in hs)}
+
+
+def hist_text(h):
+    if not h or not h.get("count"):
+        return "-"
+    return "<= %s / <= %s (%d)" % (hist_pct(h, 0.5), hist_pct(h, 0.99), h["count"])
+
+
 def pct(x):
     return "-" if x is None else "%.1f%%" % (100 * x)
 
@@ -162,16 +190,28 @@ def main():
         n = c.get(counter, 0)
         if counter == "hits_l2" and "hits_l2" not in c:
             n = (c.get("l2") or {}).get("hits", 0)
+        hist = (c.get("answer_latency_l2") if k == "l2"
+                else c.get("answer_latency_cache") if k in ("memory", "map")
+                else c.get("answer_latency_upstream"))
         lat[k] = {"p50_us": p.get("p50_us"), "p99_us": p.get("p99_us"),
                   "p999_us": p.get("p999_us"), "max_us": p.get("max_us"),
                   "answered": p.get("answered"), "lost": p.get("lost"), "hits": p.get("hits"),
                   "server_counter": counter, "server_count": n,
-                  "server_histogram": c.get("answer_latency_l2") if k == "l2"
-                  else c.get("answer_latency_cache") if k in ("memory", "map")
-                  else c.get("answer_latency_upstream")}
+                  "server_histogram": hist,
+                  "server_p50_us_bound": hist_pct(hist, 0.5),
+                  "server_p99_us_bound": hist_pct(hist, 0.99)}
     res["latency"] = {"names": int(m.get("lat_names", 0)), "method":
                       "client side: peers_dnsprobe lat -c 1 -n (one query in flight, each name "
-                      "once), send to receive", "kinds": lat}
+                      "once), send to receive; server side: serve's histograms (query received "
+                      "to reply sent), the bucket bounds", "kinds": lat}
+    # the shared fleet's own histograms, under its load (cold hosts: no map,
+    # so the cache's histogram is memory hits)
+    if fleet.get("shared"):
+        cs = [counters(raw, "shared-%d" % h) for h in (1, 2, 3)]
+        res["latency"]["fleet_shared_histograms"] = {
+            "memory": hist_add([c.get("answer_latency_cache") for c in cs]),
+            "l2": hist_add([c.get("answer_latency_l2") for c in cs]),
+            "upstream": hist_add([c.get("answer_latency_upstream") for c in cs])}
 
     # 4. memory
     mem = {}
@@ -268,8 +308,14 @@ def main():
     L.append("| | upstream (Unbound, warm) | memory hit | map hit | L2 hit |")
     L.append("|---|---|---|---|---|")
     ks = [lat.get(k) for k in ("upstream", "memory", "map", "l2")]
-    L.append("| p50 / p99 | %s |" % " | ".join(
+    L.append("| client side, p50 / p99 | %s |" % " | ".join(
         "not measured" if x is None else "%s / %s" % (x["p50_us"], x["p99_us"]) for x in ks))
+    L.append("| serve's histogram, p50 / p99 bucket bound (count) | %s |" % " | ".join(
+        "-" if x is None else hist_text(x["server_histogram"]) for x in ks))
+    fh = res["latency"].get("fleet_shared_histograms")
+    if fh:
+        L.append("| the same, the 3 shared hosts under the fleet's streams | %s |" % " | ".join(
+            hist_text(fh[k]) if k in fh else "-" for k in ("upstream", "memory", "map", "l2")))
     L.append("| answers of that kind (serve's counter) | %s |" % " | ".join(
         "-" if x is None else "%s / %s (%s)" % (x["server_count"], x["answered"],
                                                  x["server_counter"]) for x in ks))
