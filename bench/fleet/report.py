@@ -296,6 +296,10 @@ def main():
         "not measured" if c is None else str(c["hits_l2"]) for c in cols))
     L.append("| upstream queries (Unbound's count) | %s |" % " | ".join(
         "not measured" if c is None else str(c["upstream_unbound"]) for c in cols))
+    L.append("| L2 timeouts / refused (breaker open) / write drops | %s |" % " | ".join(
+        "not measured" if c is None else "-" if not c["l2"] else "%s / %s / %s" % (
+            c["l2"].get("timeouts"), c["l2"].get("refused"), c["l2"].get("write_drops"))
+        for c in cols))
     imp = res["import"]
     if imp["ms"] is not None:
         L.append("")
