@@ -134,7 +134,7 @@ def main():
                        "loadavg_start": m.get("load_start"), "loadavg_end": m.get("load_end")},
            "versions": {"dnsnap": m.get("v_dnsnap"), "unbound": m.get("v_unbound"),
                         "redis": m.get("v_redis")},
-           "serve_l2": m.get("has_l2") == "yes", "import_from": m.get("has_from") == "yes"}
+           "serve_l2": m.get("has_l2") == "yes", "l2_args": m.get("l2_args"), "import_from": m.get("has_from") == "yes"}
 
     # 1. the fleet
     fleet = {}
@@ -244,10 +244,13 @@ def main():
     L.append("Fleet benchmark (issue 14), %s: %s names (Big Pineapple mix), Zipf s = 1, "
              "%s q/s per host for %s s; %s CPUs (%s), load %s at the start, %s at the end. "
              "dnsnap %s, Unbound %s, Redis %s. Each host: dnsnap serve --threads 1, cold "
-             "(no snapshot) at start." % (m.get("date"), m["names"], m["rate"], m["secs"],
+             "(no snapshot) at start; the shared tier: `%s`." % (m.get("date"), m["names"], m["rate"], m["secs"],
                                         m["nproc"], m.get("cpu"), m.get("load_start"),
                                         m.get("load_end"), m.get("v_dnsnap"),
-                                        m.get("v_unbound"), m.get("v_redis")))
+                                        m.get("v_unbound"), m.get("v_redis"),
+                                        m.get("l2_args", "--l2 redis://...").replace(
+                                            "redis://127.0.0.1:" + m.get("redis_port", ""),
+                                            "redis://...")))
     L.append("")
     L.append("1. Three hosts, one stream split over them (the same streams both times)")
     L.append("")

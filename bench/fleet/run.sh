@@ -10,7 +10,8 @@
 # Environment: FLEET_RATE (each host's stream, q/s, default 1000),
 # FLEET_SECONDS (the fleet's streams, default 30), FLEET_NEW_SECONDS (the
 # fourth host's stream, default 15), FLEET_LAT_NAMES (the latency sample,
-# default 2000 names), FLEET_OUT (results and logs, default BUILD/fleet).
+# default 2000 names), FLEET_L2_WAIT (serve --l2-wait, ms; default: serve's,
+# 10), FLEET_OUT (results and logs, default BUILD/fleet).
 #
 # All on 127.0.0.1 (ports drawn below the ephemeral range, processes stopped
 # by PID, files in a mktemp -d directory):
@@ -66,6 +67,7 @@ rate=${FLEET_RATE:-1000}
 secs=${FLEET_SECONDS:-30}
 newsecs=${FLEET_NEW_SECONDS:-15}
 latn=${FLEET_LAT_NAMES:-2000}
+l2wait=${FLEET_L2_WAIT:-}
 out=${FLEET_OUT:-$build/fleet}
 for c in dnsperf nsd unbound unbound-control redis-server redis-cli dig ss python3; do
 	command -v $c >/dev/null || { echo "fleet: needs $c (make bench-fleet installs it)"; exit 2; }
@@ -258,7 +260,10 @@ start_redis() { # start_redis NAME: sets redis_port, redis_pid
 start_redis redis
 R=$redis_port
 L2URL=redis://127.0.0.1:$R
+# serve's options for the shared tier (no spaces inside: expanded unquoted)
+L2ARGS="--l2 $L2URL${l2wait:+ --l2-wait $l2wait}"
 meta redis_port "$R"
+meta l2_args "$L2ARGS"
 
 # ---------------------------------------------------------------- hosts
 # start_host NAME SNAP [ARGS...]: dnsnap serve on a free port; sets host_port,
@@ -326,7 +331,7 @@ if [ "$has_l2" = yes ]; then
 	redis-cli -p "$R" flushall >/dev/null
 	set -- $(tool used "$R")
 	meta redis_used_empty "$1"
-	fleet shared --l2 "$L2URL"
+	fleet shared $L2ARGS
 	set -- $(tool used "$R")
 	meta redis_used_full "$1"
 	meta redis_keys_full "$2"
@@ -383,7 +388,7 @@ if [ "$has_from" = yes ] && [ "$has_l2" = yes ]; then
 	new new-imported "$tmp/new-imported.snap"
 fi
 if [ "$has_l2" = yes ]; then
-	new new-l2 "$tmp/new-l2.snap" --l2 "$L2URL"
+	new new-l2 "$tmp/new-l2.snap" $L2ARGS
 fi
 
 # ---------------------------------------------------------------- 3. latency
@@ -405,7 +410,7 @@ probe map "$host_port"
 counters lat-map "$host_pid"
 stop "$host_pid"
 if [ "$has_l2" = yes ]; then
-	start_host lat-l2 "$tmp/lat-l2.snap" --l2 "$L2URL"
+	start_host lat-l2 "$tmp/lat-l2.snap" $L2ARGS
 	probe l2 "$host_port"
 	counters lat-l2 "$host_pid"
 	stop "$host_pid"
