@@ -47,12 +47,13 @@
 #    cold host with --l2 (L2 hits). Each host's counters confirm the kind
 #    of every answer (the hits_* counts); serve's own answer_latency_l2
 #    histogram is kept in the JSON.
-# 4. Redis memory per entry: MEMORY USAGE (SAMPLES 0) over a sample of keys
-#    and INFO memory's used_memory growth over the number of keys, for the
-#    values the fleet wrote; then the same names as Unbound's cachedb module
-#    stores them (bench/fleet/redistool.py: Debian's Unbound has no cachedb,
-#    so the value is rebuilt from Unbound's own reply, as the module encodes
-#    it) in the second Redis, measured the same way.
+# 4. Redis memory per entry: MEMORY USAGE (SAMPLES 0) of every key (a
+#    pipelined command each, a second for tens of thousands) and INFO
+#    memory's used_memory growth over the number of keys, for the values the
+#    fleet wrote; then the same names as Unbound's cachedb module stores them
+#    (bench/fleet/redistool.py: Debian's Unbound has no cachedb, so the value
+#    is rebuilt from Unbound's own reply, as the module encodes it) in the
+#    second Redis, measured the same way.
 #
 # Output: BUILD/fleet/results.md (tables) and results.json, made by
 # bench/fleet/report.py from the raw files in BUILD/fleet/raw. The clients,
@@ -340,7 +341,7 @@ fi
 
 # ---------------------------------------------------------------- 4. memory
 if [ "$has_l2" = yes ]; then
-	tool stats "$R" --match "dnsnap:" >"$raw/mem-dnsnap.json"
+	tool stats "$R" --match "dnsnap:" --sample 1000000 >"$raw/mem-dnsnap.json"
 	tool names "$R" --prefix "dnsnap:" -o "$tmp/l2names" >/dev/null
 else
 	say "no serve --l2: dnsnap's side of the memory figures not measured"
@@ -355,7 +356,7 @@ tool unbound "$R2" --names "$tmp/l2names" --unbound "$UB" >"$raw/unbound-store.t
 set -- $(tool used "$R2")
 meta ub_redis_used_full "$1"
 meta ub_redis_keys_full "$2"
-tool stats "$R2" >"$raw/mem-unbound.json"
+tool stats "$R2" --sample 1000000 >"$raw/mem-unbound.json"
 stop "$redis_pid"
 say "Unbound's cachedb form: $(cat "$raw/unbound-store.txt"), used_memory" \
 	"$(sed -n 's/^ub_redis_used_empty=//p' "$raw/meta.env") -> $1"
