@@ -160,8 +160,8 @@ static int node_find_add(struct l2 *l, const struct l2_addr *a)
 
 static unsigned route(struct l2 *l, const struct cmd *c)
 {
-	if (!l->cluster)
-		return c->kind == C_GET && l->has_replica ? 1 : 0;
+	if (!l->cluster) /* reads to the replica, or to the primary while it is down */
+		return c->kind == C_GET && l->has_replica && l->nodes[1].state != N_DOWN ? 1 : 0;
 	unsigned i = l->slot_node[l2_key_slot(c->key, c->key_len)];
 	if (i != L2_NO_NODE)
 		return i;

@@ -153,10 +153,11 @@ int l2_url_parse(const char *url, struct l2_url *out, char *err, size_t errcap)
 		return fail(err, errcap, "", "no URL");
 	if (strlen(url) >= L2_URL_MAX)
 		return fail(err, errcap, "(URL)", "too long");
-	if (strchr(url, '@'))
-		return fail(err, errcap, "(the URL, not repeated: it holds a secret)",
-			    "a user or password in the URL is refused (ps shows it): "
-			    "use an AUTH file or DNSNAP_REDIS_PASSWORD");
+	if (strchr(url, '@')) { /* not echoed: it holds a secret */
+		snprintf(err, errcap, "a Redis URL with a user or password is refused (ps shows "
+			 "it): use an AUTH file or DNSNAP_REDIS_PASSWORD");
+		return -1;
+	}
 	if (strncmp(url, redis, sizeof redis - 1) == 0) {
 		const char *h = url + sizeof redis - 1;
 		const char *slash = strchr(h, '/');

@@ -65,7 +65,7 @@ for c in $commands; do
 		not_ok "help $c does not begin with its usage" "$tmp/help"
 	# The usage lines: up to the first blank line. Each option there is
 	# explained on an indented line of its own, and named in the man page.
-	sed '/^$/q' "$tmp/help" | grep -o -- '-[-a-z]*[a-z]' | sort -u >"$tmp/opts"
+	sed '/^$/q' "$tmp/help" | grep -o -- '-[-a-z0-9]*[a-z0-9]' | sort -u >"$tmp/opts"
 	while read -r o; do
 		grep -q -- "^  $o\\b" "$tmp/help" || not_ok "help $c does not explain $o"
 		m=$(printf '%s' "$o" | sed 's/-/\\\\-/g')

@@ -632,3 +632,183 @@ mode() {
 # asked NAME QNAME: how many queries fakeup NAME got for QNAME (any case)
 asked() { awk -v n="$2." '{ if (tolower($2) == tolower(n)) c++ } END { print c + 0 }' \
 	"$tmp/$1.qlog"; }
+
+# jget JSON PATH: a value of a JSON object by its dotted PATH (l2.breaker),
+# a string as it is, a number, true/false, an object or array as JSON;
+# "none" when the path is not there
+jget() {
+	printf '%s' "$1" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    if not isinstance(v, dict) or k not in v:
+        print("none")
+        sys.exit(0)
+    v = v[k]
+if isinstance(v, bool):
+    print("true" if v else "false")
+elif isinstance(v, (dict, list)):
+    print(json.dumps(v, sort_keys=True))
+else:
+    print(v)' "$2"
+}
+# jgdelta JSON0 JSON1 PATH: how much the number at PATH (as jget reads it)
+# grew, "none" when either lacks it
+jgdelta() {
+	_a=$(jget "$1" "$3")
+	_b=$(jget "$2" "$3")
+	case "$_a$_b" in
+	*[!0-9]*) echo none ;;
+	*) echo $((_b - _a)) ;;
+	esac
+}
+# hist_over JSON NAME US: the count of histogram NAME (answer_latency_l2...)
+# above US microseconds (US one of its bounds), "none" without the histogram
+hist_over() {
+	printf '%s' "$1" | python3 -c '
+import json, sys
+h = json.load(sys.stdin).get(sys.argv[1])
+us = int(sys.argv[2])
+if not isinstance(h, dict) or us not in h.get("le_us", []):
+    print("none")
+else:
+    i = h["le_us"].index(us)
+    print(sum(h["counts"][i + 1:]))' "$2" "$3"
+}
+
+# ------------------------------------------------------------------- Redis
+# (redis-server and redis-cli from Debian's redis-server and redis-tools.
+# Each server: no persistence, 127.0.0.1 only, its files in $tmp/NAME, its
+# log $tmp/NAME/log; stopped by PID like the rest.)
+
+# rcli PORT ARG...: redis-cli against our Redis at PORT (text in, text out;
+# binary keys and values: tests/helpers/resp.py, which prints them as hex)
+rcli() {
+	_p=$1
+	shift
+	redis-cli -h 127.0.0.1 -p "$_p" "$@"
+}
+# resp PORT CMD ARG...: tests/helpers/resp.py (call, scan, get)
+resp() { python3 tests/helpers/resp.py "$@"; }
+
+# redis_is_ours PORT PID: the Redis answering at PORT is process PID (not
+# another user's server on a port we took for free)
+redis_is_ours() { rcli "$1" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$2"; }
+
+# start_redis NAME PORT [ARG...]: redis-server NAME on 127.0.0.1:PORT (0: a
+# free port, tried up to 6 times) with the extra config ARGs (--key value);
+# returns once it answers PING as itself; sets redis_port and redis_pid.
+# Started again with the PORT it had, it is a restart (empty: no persistence).
+start_redis() {
+	_rn=$1
+	_rport=$2
+	shift 2
+	mkdir -p "$tmp/$_rn"
+	for _try in 1 2 3 4 5 6; do
+		redis_port=$_rport
+		[ "$redis_port" = 0 ] && redis_port=$(free_port)
+		redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+			--dir "$tmp/$_rn" --logfile "$tmp/$_rn/log" --daemonize no "$@" \
+			>"$tmp/$_rn/out" 2>&1 &
+		redis_pid=$!
+		e2e_procs="$e2e_procs $redis_pid"
+		_i=0
+		while [ $_i -lt 200 ] && running "$redis_pid"; do
+			redis_is_ours "$redis_port" "$redis_pid" && return 0
+			sleep 0.05
+			_i=$((_i + 1))
+		done
+		stop "$redis_pid"
+		wait "$redis_pid" 2>/dev/null
+		cat "$tmp/$_rn/out" "$tmp/$_rn/log" >>"$tmp/$_rn/tries" 2>/dev/null
+		[ "$_rport" = 0 ] || break
+	done
+	bail "redis-server $_rn starts on 127.0.0.1:$redis_port" "$tmp/$_rn/tries"
+}
+# stop_redis PID [KILL]: SIGTERM (SIGKILL with KILL: a crash), and reaped
+stop_redis() {
+	if [ "${2:-}" = KILL ]; then
+		kill -KILL "$1" 2>/dev/null
+	else
+		stop "$1"
+	fi
+	wait "$1" 2>/dev/null
+	return 0
+}
+# redis_dbsize PORT: the number of keys of our Redis at PORT
+redis_dbsize() {
+	_n=$(rcli "$1" dbsize 2>/dev/null | tr -dc 0-9)
+	echo "$_n"
+}
+
+# start_redis_cluster N: a Redis Cluster of N masters (3 at least: redis-cli
+# --cluster create wants 3), no replicas, the slots spread evenly; sets
+# cluster_ports ("P1 P2 ...") and cluster_pids, and returns once every node
+# says the cluster is ok and covers every slot. Each node's bus port is
+# picked free too (not PORT+10000, which could be in the ephemeral range).
+start_redis_cluster() {
+	cluster_ports=""
+	cluster_pids=""
+	_addrs=""
+	_k=1
+	while [ "$_k" -le "$1" ]; do
+		start_redis "rc$_k" 0 --cluster-enabled yes --cluster-port "$(free_port)" \
+			--cluster-config-file "$tmp/rc$_k/nodes.conf" --cluster-node-timeout 5000
+		cluster_ports="$cluster_ports $redis_port"
+		cluster_pids="$cluster_pids $redis_pid"
+		_addrs="$_addrs 127.0.0.1:$redis_port"
+		_k=$((_k + 1))
+	done
+	# shellcheck disable=SC2086 # $_addrs: words
+	redis-cli --cluster create $_addrs --cluster-replicas 0 --cluster-yes \
+		>"$tmp/cluster-create.log" 2>&1 ||
+		bail "redis-cli --cluster create:$_addrs" "$tmp/cluster-create.log"
+	wait_for 20 cluster_ok ||
+		bail "the Redis Cluster ($cluster_ports) is ok on every node" "$tmp/cluster-create.log"
+}
+# cluster_ok: every node of $cluster_ports says cluster_state:ok, all 16384
+# slots assigned and ok, and knows every master (the gossip has settled)
+cluster_ok() {
+	_nm=$(echo "$cluster_ports" | wc -w)
+	for _p in $cluster_ports; do
+		rcli "$_p" cluster info 2>/dev/null | tr -d '\r' >"$tmp/cluster-info" || return 1
+		grep -qx 'cluster_state:ok' "$tmp/cluster-info" &&
+			grep -qx 'cluster_slots_ok:16384' "$tmp/cluster-info" &&
+			grep -qx "cluster_known_nodes:$_nm" "$tmp/cluster-info" || return 1
+	done
+}
+# node_id PORT: the cluster node id of our Redis at PORT
+node_id() { rcli "$1" cluster myid | tr -d '\r'; }
+# reshard FROM_PORT TO_PORT NSLOTS LOG: move NSLOTS slots and their keys from
+# one master to another with redis-cli --cluster reshard (MIGRATING and
+# IMPORTING, MIGRATE of the keys, then SETSLOT NODE: clients see MOVED after,
+# ASK during); waits until the cluster is ok again
+reshard() {
+	redis-cli --cluster reshard "127.0.0.1:$1" --cluster-from "$(node_id "$1")" \
+		--cluster-to "$(node_id "$2")" --cluster-slots "$3" --cluster-yes \
+		--cluster-pipeline 50 >"$4" 2>&1 &&
+		wait_for 20 cluster_ok
+}
+# slot_owner SLOT: the port of the master that owns SLOT, as the first node
+# of $cluster_ports sees it (CLUSTER NODES: "ID IP:PORT@BUS FLAGS MASTER
+# PING PONG EPOCH STATE SLOT|FIRST-LAST...")
+slot_owner() {
+	# shellcheck disable=SC2086
+	set -- "$1" $cluster_ports
+	rcli "$2" cluster nodes | tr -d '\r' | awk -v s="$1" '
+		{
+			for (i = 9; i <= NF; i++) {
+				if ($i ~ /^\[/)
+					continue
+				n = split($i, r, "-")
+				if (n == 1)
+					r[2] = r[1]
+				if (r[1] + 0 <= s + 0 && s + 0 <= r[2] + 0) {
+					sub(/@.*/, "", $2)
+					sub(/.*:/, "", $2)
+					print $2
+					exit
+				}
+			}
+		}'
+}
