@@ -332,7 +332,7 @@ def main():
     L.append("| | dnsnap (serve --l2) | Unbound cachedb form (rebuilt) |")
     L.append("|---|---|---|")
     dd, uu = mem.get("dnsnap") or {}, mem.get("unbound_cachedb") or {}
-    for key, what in (("keys", "keys"), ("sample", "sample (MEMORY USAGE)"),
+    for key, what in (("keys", "keys"), ("sample", "keys measured (MEMORY USAGE)"),
                       ("key_bytes_mean", "key, mean"), ("value_bytes_mean", "value, mean"),
                       ("memory_usage_mean", "MEMORY USAGE, mean"),
                       ("memory_usage_median", "MEMORY USAGE, median"),
