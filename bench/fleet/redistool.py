@@ -305,7 +305,10 @@ def cmd_unbound(a):
     cmds = []
     for i, m in sorted(replies.items()):
         name, qtype = questions[i]
-        ttl = min_ttl(m)
+        try:
+            ttl = min_ttl(m)
+        except (IndexError, struct.error):
+            ttl = None  # a reply cut short: not stored
         if not ttl:
             continue  # Unbound's cachedb stores no TTL 0 reply
         key = hashlib.sha256(name_wire(name) + struct.pack("!HH", qtype, 1) +
