@@ -297,8 +297,9 @@ stream() {
 		>"$raw/$1.zipf.jsonl" 2>"$raw/$1.zipf.txt"
 }
 
-# fleet LABEL [ARGS...]: three hosts, three streams at once, then stopped
-# (their exit counters are the figures); Unbound's count over the run.
+# fleet LABEL [ARGS...]: three hosts, three streams at once; each host's
+# counters once the streams are done are the figures; then stopped (an L2
+# host flushes its writes); Unbound's count over the run.
 fleet() {
 	label=$1
 	shift
@@ -340,6 +341,7 @@ if [ "$has_l2" = yes ]; then
 fi
 
 # ---------------------------------------------------------------- 4. memory
+# (before 2.: the fourth host with --l2 would add its own writes)
 if [ "$has_l2" = yes ]; then
 	tool stats "$R" --match "dnsnap:" --sample 1000000 >"$raw/mem-dnsnap.json"
 	tool names "$R" --prefix "dnsnap:" -o "$tmp/l2names" >/dev/null
@@ -357,7 +359,7 @@ set -- $(tool used "$R2")
 meta ub_redis_used_full "$1"
 meta ub_redis_keys_full "$2"
 tool stats "$R2" --sample 1000000 >"$raw/mem-unbound.json"
-stop "$redis_pid"
+stop "$redis_pid" # the second Redis; the shared one stays for 2. and 3.
 say "Unbound's cachedb form: $(cat "$raw/unbound-store.txt"), used_memory" \
 	"$(sed -n 's/^ub_redis_used_empty=//p' "$raw/meta.env") -> $1"
 
