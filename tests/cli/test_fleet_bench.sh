@@ -77,7 +77,7 @@ pid=
 
 # redistool.py: dnsnap keys back to questions (spec/FORMAT.md's worked key),
 # Unbound's cachedb key and the smallest TTL of a reply
-expect "redistool: keys, Unbound's key, TTLs" 0 python3 - <<'EOF'
+expect "redistool: keys, Unbound's key, TTLs" 0 env PYTHONDONTWRITEBYTECODE=1 python3 - <<'EOF'
 import hashlib, struct, sys
 sys.path.insert(0, "bench/fleet")
 import redistool as r
