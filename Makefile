@@ -59,6 +59,10 @@ PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmo
 # install them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils dnsdist pdns-recursor python3
 PEERS_NAMES ?= 100000
+# ...and those of make bench-fleet (issue 14's shared tier: three serve --l2 hosts on one
+# Redis, Unbound and NSD behind them; bench/fleet/run.sh)
+PKGS_FLEET = dnsperf nsd unbound redis-server redis-tools bind9-dnsutils iproute2 python3
+FLEET_NAMES ?= 50000
 # ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
 # the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
 PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
@@ -118,7 +122,7 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
-	bench-instr bench-10m bench-peers bench-deploy install uninstall clean help
+	bench-instr bench-10m bench-peers bench-deploy bench-fleet install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -150,7 +154,8 @@ test: deps                                         ## install, build, run every 
 	@echo "make test: building the libraries, the tool, the tests and their helpers"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
 		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
-		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/bench_snap $(BUILD)/bench_instr
+		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
+		$(BUILD)/bench_instr
 	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
@@ -164,14 +169,15 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) 0
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
-	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/bench_snap $(BUILD)/bench_instr
+	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
+	$(BUILD)/bench_instr
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
 		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo \
-		build-asan/mksweep build-asan/deploy_zipfload
+		build-asan/mksweep build-asan/deploy_zipfload build-asan/peers_dnsprobe
 	ASAN_OPTIONS=detect_leaks=1 TEST_JOBS=$(TEST_JOBS) tests/run.sh build-asan 0
 
 # The damage sweep drives the CLI built as `make asan` builds it (CORRUPT_ARGS: e.g.
@@ -200,7 +206,7 @@ test-cross:                                        ## unit, fuzz-seed, CLI tests
 		AR=s390x-linux-gnu-ar JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
 		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
 		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/mksweep $(BUILD)/resolver_demo \
-		$(BUILD)/mkcorpus $(BUILD)/deploy_zipfload) \
+		$(BUILD)/mkcorpus $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe) \
 		$(patsubst tests/fuzz/%.c,$(CROSS_BUILD)/replay/%,$(FUZZ_SRC))
 	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)
 
@@ -237,6 +243,10 @@ bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs 
 bench-deploy: deps all $(BUILD)/peers_mkzone $(BUILD)/deploy_zipfload ## restarts under load: serve, Unbound, kresd, dnsdist
 	$(call install_missing,$(PKGS_PEERS),make bench-deploy)
 	bench/deploy/run.sh $(BUILD) $(PEERS_NAMES)
+
+bench-fleet: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/deploy_zipfload ## a fleet on one Redis: hit ratio, import --from, L2 latency, memory (FLEET_NAMES)
+	$(call install_missing,$(PKGS_FLEET),make bench-fleet)
+	bench/fleet/run.sh $(BUILD) $(FLEET_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 # Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library

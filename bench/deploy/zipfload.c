@@ -2,14 +2,17 @@
  * zipfload: the deploy benchmark's load generator (bench/deploy/run.sh, pause.sh).
  *
  *   zipfload ADDR PORT QUERIES -r RATE -l SECONDS [-i INTERVAL_MS] [-o ORIGIN]
- *            [-s SOCKETS] [-z S] [-t TIMEOUT_MS] [-S SEED]
+ *            [-s SOCKETS] [-z S] [-t TIMEOUT_MS] [-S SEED] [-D SEED]
  *
  * Sends queries over UDP to ADDR:PORT at a fixed RATE (queries per second) for
  * SECONDS, then waits TIMEOUT_MS (default 2000) for the last replies. The name
  * of each query is drawn from QUERIES ("NAME TYPE" per line, dnsperf's format,
  * TYPE one of A, AAAA, TXT) with Zipf popularity: the name of rank k (a fixed
  * random permutation of the lines, seeded by SEED) is drawn with probability
- * proportional to 1 / k^S (S default 1.0), through a precomputed CDF.
+ * proportional to 1 / k^S (S default 1.0), through a precomputed CDF. The
+ * draws go on from SEED's generator unless -D gives them a seed of their own:
+ * then several zipfloads with one -S and different -D send different streams
+ * with the same popularity ranking (bench/fleet: one stream split over hosts).
  *
  * Pacing: a token bucket refilled every millisecond (an absolute sleep on
  * CLOCK_MONOTONIC); each step sends what the schedule owes by then, so a late
@@ -95,7 +98,8 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr, "usage: zipfload ADDR PORT QUERIES -r RATE -l SECONDS [-i INTERVAL_MS]\n"
-			"                [-o ORIGIN] [-s SOCKETS] [-z S] [-t TIMEOUT_MS] [-S SEED]\n");
+			"                [-o ORIGIN] [-s SOCKETS] [-z S] [-t TIMEOUT_MS] [-S SEED]\n"
+			"                [-D SEED]\n");
 	exit(2);
 }
 
@@ -320,10 +324,10 @@ int main(int argc, char **argv)
 	const char *addr = argv[1], *port = argv[2], *qfile = argv[3];
 	double rate = 0, secs = 0, s = 1.0, origin = -1;
 	long interval_ms = 1000, timeout_ms = 2000;
-	uint64_t seed = 42;
-	int c;
+	uint64_t seed = 42, draw_seed = 0;
+	int has_draw_seed = 0, c;
 	optind = 4;
-	while ((c = getopt(argc, argv, "r:l:i:o:s:z:t:S:")) != -1) {
+	while ((c = getopt(argc, argv, "r:l:i:o:s:z:t:S:D:")) != -1) {
 		switch (c) {
 		case 'r': rate = atof(optarg); break;
 		case 'l': secs = atof(optarg); break;
@@ -333,6 +337,7 @@ int main(int argc, char **argv)
 		case 'z': s = atof(optarg); break;
 		case 't': timeout_ms = atol(optarg); break;
 		case 'S': seed = strtoull(optarg, NULL, 0); break;
+		case 'D': draw_seed = strtoull(optarg, NULL, 0); has_draw_seed = 1; break;
 		default: usage();
 		}
 	}
@@ -348,6 +353,8 @@ int main(int argc, char **argv)
 	rng_state = seed;
 	read_queries(qfile);
 	zipf_init(s);
+	if (has_draw_seed)
+		rng_state = draw_seed;
 	open_socks();
 	log_cap = (size_t)(rate * secs) + 16;
 	log_ = calloc(log_cap, sizeof *log_);

@@ -1,12 +1,14 @@
 /*
  * dnsprobe: the peer benchmark's own client, for what dnsperf does not give.
  *
- *   dnsprobe lat ADDR PORT QUERIES [-c CONC] [-l SECONDS]
+ *   dnsprobe lat ADDR PORT QUERIES [-c CONC] [-l SECONDS] [-n COUNT]
  *       a closed loop over UDP: CONC queries in flight, each answered one
  *       replaced at once by the next line of QUERIES (cycling), for SECONDS;
  *       every query's latency (send to receive, CLOCK_MONOTONIC) is kept and
  *       the median, p99, p99.9 and max are printed, with the counts of each
- *       kind of reply.
+ *       kind of reply. With -n, the first COUNT lines are asked once each
+ *       (a cache's first answer for each: bench/fleet) and the loop ends when
+ *       the last is answered or lost, or at SECONDS.
  *   dnsprobe first ADDR PORT QUERIES [-i INTERVAL_US] [-l SECONDS] -- CMD...
  *       the warm start: take the time, start CMD (the server, or a script that
  *       starts it and loads its cache), and ask one query every INTERVAL_US
@@ -219,7 +221,7 @@ struct slot {
 	int busy;
 };
 
-static int cmd_lat(unsigned conc, double seconds)
+static int cmd_lat(unsigned conc, double seconds, size_t count)
 {
 	static struct slot slots[MAX_CONC];
 	size_t lcap = 1 << 20, nlat = 0, next = 0, sent = 0, lost = 0, counts[R_KINDS] = {0};
@@ -229,13 +231,19 @@ static int cmd_lat(unsigned conc, double seconds)
 		die("malloc");
 	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9), t = t0;
 	while (t < end) {
+		unsigned busy = 0;
 		for (unsigned s = 0; s < conc; s++) {
 			if (slots[s].busy && t - slots[s].sent > 1000000000u) {
 				slots[s].busy = 0; /* no answer in a second: lost */
 				lost++;
 			}
-			if (slots[s].busy)
+			if (slots[s].busy) {
+				busy++;
 				continue;
+			}
+			if (count != 0 && sent == count)
+				continue;
+			busy++;
 			query_t *q = &queries[next];
 			/* ID: slot in the low 10 bits, a generation above, so a late
 			 * reply to a slot's earlier query is not taken for this one */
@@ -247,6 +255,8 @@ static int cmd_lat(unsigned conc, double seconds)
 			next = (next + 1) % nqueries;
 			sent++;
 		}
+		if (busy == 0)
+			break; /* -n: every query answered or lost */
 		if (wait_input(10) > 0) {
 			uint8_t r[4096];
 			ssize_t n;
@@ -348,7 +358,7 @@ static int cmd_first(unsigned interval_us, double seconds, char **cmd)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: dnsprobe lat ADDR PORT QUERIES [-c CONC] [-l SECONDS]\n"
+	fprintf(stderr, "usage: dnsprobe lat ADDR PORT QUERIES [-c CONC] [-l SECONDS] [-n COUNT]\n"
 			"       dnsprobe first ADDR PORT QUERIES [-i INTERVAL_US] [-l SECONDS] -- CMD...\n");
 	exit(2);
 }
@@ -359,6 +369,7 @@ int main(int argc, char **argv)
 		usage();
 	const char *mode = argv[1];
 	unsigned conc = 1, interval_us = 500;
+	size_t count = 0;
 	double seconds = strcmp(mode, "lat") == 0 ? 5 : 60;
 	int a = 5;
 	for (; a < argc && strcmp(argv[a], "--") != 0; a++) {
@@ -370,17 +381,21 @@ int main(int argc, char **argv)
 			seconds = atof(argv[++a]);
 		else if (strcmp(argv[a], "-i") == 0)
 			interval_us = (unsigned)atoi(argv[++a]);
+		else if (strcmp(argv[a], "-n") == 0)
+			count = strtoul(argv[++a], NULL, 10);
 		else
 			usage();
 	}
 	if (conc < 1 || conc > MAX_CONC || interval_us < 1 || seconds <= 0)
 		usage();
 	read_queries(argv[4]);
+	if (count > nqueries)
+		count = nqueries;
 	connect_udp(argv[2], argv[3]);
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "lat") == 0)
-		return cmd_lat(conc, seconds);
+		return cmd_lat(conc, seconds, count);
 	if (strcmp(mode, "first") == 0 && a + 1 < argc)
 		return cmd_first(interval_us, seconds, argv + a + 1);
 	usage();

@@ -67,7 +67,8 @@ for f in "$build"/replay/fuzz_*; do
 done
 
 here=$(pwd)
-for p in dnsnap mkcaptures mkquery mksnapseeds mksweep resolver_demo deploy_zipfload; do
+for p in dnsnap mkcaptures mkquery mksnapseeds mksweep resolver_demo deploy_zipfload \
+	peers_dnsprobe; do
 	printf '#!/bin/sh\nexec %s -L "%s" "%s/%s/%s" "$@"\n' "$qemu" "$sysroot" "$here" "$build" "$p" \
 		>"$build/qemu/$p"
 	chmod +x "$build/qemu/$p"
