@@ -69,22 +69,53 @@ void pres_string(FILE *f, const uint8_t *s, size_t n)
 	fputc('"', f);
 }
 
-/* what a printer wrote to a FILE, as a malloc'd string (NULL: out of memory) */
+/*
+ * What a printer wrote to a FILE, as a malloc'd string (NULL: out of
+ * memory). Not open_memstream(): glibc callocs 8 KB (BUFSIZ) for each, and
+ * the printers open one per record (a dump's every record, a large RRset's
+ * every member): a stream of our own (fopencookie) starts at 128 bytes and
+ * doubles, with a 256-byte stdio buffer in the membuf itself. The membuf
+ * must stay where it is from mb_open() to mb_close() (the stream points to it).
+ */
 typedef struct membuf {
 	char *s;
-	size_t n;
+	size_t n, cap;
 	FILE *f;
+	char io[256];
 } membuf_t;
+
+static ssize_t mb_write(void *cookie, const char *p, size_t n)
+{
+	membuf_t *m = cookie;
+	if (m->n + n + 1 > m->cap) {
+		size_t cap = m->cap ? m->cap : 128;
+		while (cap < m->n + n + 1)
+			cap *= 2;
+		char *s = realloc(m->s, cap);
+		if (s == NULL)
+			return -1;
+		m->s = s;
+		m->cap = cap;
+	}
+	memcpy(m->s + m->n, p, n);
+	m->n += n;
+	m->s[m->n] = 0;
+	return (ssize_t)n;
+}
 
 static FILE *mb_open(membuf_t *m)
 {
 	*m = (membuf_t){ 0 };
-	return m->f = open_memstream(&m->s, &m->n);
+	cookie_io_functions_t io = { .write = mb_write };
+	m->f = fopencookie(m, "w", io);
+	if (m->f != NULL)
+		setvbuf(m->f, m->io, _IOFBF, sizeof m->io);
+	return m->f;
 }
 
 static char *mb_close(membuf_t *m)
 {
-	if (m->f == NULL || fclose(m->f) != 0) {
+	if (m->f == NULL || fclose(m->f) != 0 || (m->s == NULL && (m->s = calloc(1, 1)) == NULL)) {
 		free(m->s);
 		return NULL;
 	}
