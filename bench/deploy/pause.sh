@@ -48,16 +48,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 tmp=$(mktemp -d /tmp/dnsnap-pause.XXXXXX)
 pids=
-# Stop PID and wait until it is gone (dnsnap publishes SNAP on its way out).
-stop() {
-	kill "$1" 2>/dev/null || return 0
-	i=0
-	while [ -e /proc/$1 ] && [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" != Z ]; do
-		i=$((i + 1))
-		[ $i -lt 3000 ] || { kill -9 "$1" 2>/dev/null; break; }
-		sleep 0.005
-	done
-}
+. "$(dirname "$0")/../lib.sh" # free_port, wait_udp, stop, nsd_start
 cleanup() {
 	for p in $pids; do stop "$p"; done
 	rm -rf "$tmp"
@@ -67,13 +58,6 @@ trap 'exit 130' INT TERM
 t_start=$(date +%s)
 say() { printf '%s pause: %s\n' "$(date +%T)" "$*" >&2; }
 now() { date +%s.%N; }
-# A port free for UDP and TCP, below the kernel's ephemeral ports.
-free_port() {
-	while :; do
-		p=$(shuf -i 20000-32767 -n 1)
-		[ -z "$(ss -Hanut "( sport = :$p )")" ] && { echo "$p"; return; }
-	done
-}
 # Wait until FILE has a line matching RE (while process PID, if given, lives).
 wait_line() {
 	i=0
@@ -93,38 +77,7 @@ fill.test. 86400 IN NS ns.fill.test.
 ns.fill.test. 86400 IN A 127.0.0.1
 *.fill.test. 86400 IN A 192.0.2.1
 EOF
-cat >"$tmp/nsd/nsd.conf" <<EOF
-server:
-	ip-address: 127.0.0.1@$AUTH
-	server-count: 1
-	username: ""
-	chroot: ""
-	zonesdir: "$tmp"
-	database: ""
-	zonelistfile: "$tmp/nsd/zone.list"
-	xfrdfile: "$tmp/nsd/xfrd.state"
-	xfrdir: "$tmp/nsd"
-	pidfile: "$tmp/nsd/nsd.pid"
-	logfile: "$out/nsd.log"
-	minimal-responses: yes
-	hide-version: yes
-	rrl-ratelimit: 0
-	rrl-whitelist-ratelimit: 0
-remote-control:
-	control-enable: no
-zone:
-	name: "fill.test"
-	zonefile: "$tmp/fill.zone"
-EOF
-nsd -d -c "$tmp/nsd/nsd.conf" 2>>"$out/nsd.log" &
-pids="$pids $!"
-i=0
-until dig +tries=1 +time=1 @127.0.0.1 -p "$AUTH" x.fill.test A 2>/dev/null |
-	grep -q 'status: NOERROR'; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || { cat "$out/nsd.log"; exit 1; }
-	sleep 0.1
-done
+nsd_start fill.test "$tmp/fill.zone" "$AUTH" "$out/nsd.log" x.fill.test A
 awk -v n="$entries" 'BEGIN{for (i = 0; i < n; i++) printf "n%d.fill.test A\n", i}' >"$tmp/fill"
 head -n "$hot" "$tmp/fill" >"$tmp/hot"
 

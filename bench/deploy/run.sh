@@ -86,6 +86,7 @@ log=$out/logs
 runs=$out/runs
 tmp=$(mktemp -d /tmp/dnsnap-deploy.XXXXXX)
 pids=
+. "$(dirname "$0")/../lib.sh" # free_port, wait_udp, stop, nsd_start
 cleanup() {
 	for p in $pids; do stop "$p"; done
 	rm -rf "$tmp"
@@ -102,33 +103,6 @@ fi
 has() { case " $systems " in *" $1 "*) return 0 ;; esac; return 1; }
 has_dnsnap() { has dnsnap || has dnsnap-deploy; }
 
-# A port free for UDP and TCP on 127.0.0.1 (others may run servers here too),
-# below the kernel's ephemeral ports (32768-60999), which clients take.
-free_port() {
-	while :; do
-		p=$(shuf -i 20000-32767 -n 1)
-		[ -z "$(ss -Hanut "( sport = :$p )")" ] && { echo "$p"; return; }
-	done
-}
-# Wait until N UDP sockets listen on PORT (a server's threads or processes).
-wait_udp() {
-	i=0
-	while [ "$(ss -Hlnu "( sport = :$1 )" | wc -l)" -lt "$2" ]; do
-		i=$((i + 1))
-		[ $i -lt 3000 ] || { say "nothing listens on $1"; exit 1; }
-		sleep 0.005
-	done
-}
-# Stop PID and wait until it is gone (or a zombie: its parent may be gone).
-stop() {
-	kill "$1" 2>/dev/null || return 0
-	i=0
-	while [ -e /proc/$1 ] && [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" != Z ]; do
-		i=$((i + 1))
-		[ $i -lt 3000 ] || { kill -9 "$1" 2>/dev/null; break; }
-		sleep 0.005
-	done
-}
 # Wait until FILE has a line matching RE (while process PID, if given, lives).
 wait_line() {
 	i=0
@@ -181,38 +155,7 @@ say "$date_utc, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $names nam
 # ---------------------------------------------------------------- servers
 AUTH=$(free_port)
 "$build/peers_mkzone" "$names" "$tmp/root.zone" "$tmp/queries"
-mkdir -p "$tmp/nsd"
-cat >"$tmp/nsd/nsd.conf" <<EOF
-server:
-	ip-address: 127.0.0.1@$AUTH
-	server-count: 1
-	username: ""
-	chroot: ""
-	zonesdir: "$tmp"
-	database: ""
-	zonelistfile: "$tmp/nsd/zone.list"
-	xfrdfile: "$tmp/nsd/xfrd.state"
-	xfrdir: "$tmp/nsd"
-	pidfile: "$tmp/nsd/nsd.pid"
-	logfile: "$log/nsd.log"
-	minimal-responses: yes
-	hide-version: yes
-	rrl-ratelimit: 0
-	rrl-whitelist-ratelimit: 0
-remote-control:
-	control-enable: no
-zone:
-	name: "."
-	zonefile: "$tmp/root.zone"
-EOF
-nsd -d -c "$tmp/nsd/nsd.conf" 2>>"$log/nsd.log" &
-pids="$pids $!"
-i=0
-until dig +tries=1 +time=1 @127.0.0.1 -p "$AUTH" . SOA 2>/dev/null | grep -q 'status: NOERROR'; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || { cat "$log/nsd.log"; exit 1; }
-	sleep 0.1
-done
+nsd_start "." "$tmp/root.zone" "$AUTH" "$log/nsd.log" . SOA
 say "NSD serves $(wc -l <"$tmp/root.zone") zone lines on port $AUTH"
 
 # Unbound

@@ -86,6 +86,7 @@ log=$out/logs
 raw=$out/raw
 tmp=$(mktemp -d /tmp/dnsnap-fleet.XXXXXX)
 pids=
+. "$(dirname "$0")/../lib.sh" # free_port, wait_udp, stop, nsd_start
 cleanup() {
 	for p in $pids; do stop "$p"; done
 	rm -rf "$tmp"
@@ -105,31 +106,6 @@ has_l2=no
 has_from=no
 "$build/dnsnap" import --help 2>&1 | grep -q -- '--from' && has_from=yes
 
-# A port free for UDP and TCP on 127.0.0.1, below the ephemeral ports.
-free_port() {
-	while :; do
-		p=$(shuf -i 20000-32767 -n 1)
-		[ -z "$(ss -Hanut "( sport = :$p )")" ] && { echo "$p"; return; }
-	done
-}
-wait_udp() {
-	i=0
-	while [ "$(ss -Hlnu "( sport = :$1 )" | wc -l)" -lt "$2" ]; do
-		i=$((i + 1))
-		[ $i -lt 3000 ] || { say "nothing listens on $1"; exit 1; }
-		sleep 0.005
-	done
-}
-# Stop PID and wait until it is gone (or a zombie: its parent may be gone).
-stop() {
-	kill "$1" 2>/dev/null || return 0
-	i=0
-	while [ -e /proc/$1 ] && [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" != Z ]; do
-		i=$((i + 1))
-		[ $i -lt 3000 ] || { kill -9 "$1" 2>/dev/null; break; }
-		sleep 0.005
-	done
-}
 # Wait until FILE has a line matching RE (while process PID, if given, lives).
 wait_line() {
 	i=0
@@ -164,38 +140,7 @@ say "$date_utc, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $names nam
 # ---------------------------------------------------------------- upstream
 AUTH=$(free_port)
 "$build/peers_mkzone" "$names" "$tmp/root.zone" "$tmp/queries"
-mkdir -p "$tmp/nsd"
-cat >"$tmp/nsd/nsd.conf" <<EOF
-server:
-	ip-address: 127.0.0.1@$AUTH
-	server-count: 1
-	username: ""
-	chroot: ""
-	zonesdir: "$tmp"
-	database: ""
-	zonelistfile: "$tmp/nsd/zone.list"
-	xfrdfile: "$tmp/nsd/xfrd.state"
-	xfrdir: "$tmp/nsd"
-	pidfile: "$tmp/nsd/nsd.pid"
-	logfile: "$log/nsd.log"
-	minimal-responses: yes
-	hide-version: yes
-	rrl-ratelimit: 0
-	rrl-whitelist-ratelimit: 0
-remote-control:
-	control-enable: no
-zone:
-	name: "."
-	zonefile: "$tmp/root.zone"
-EOF
-nsd -d -c "$tmp/nsd/nsd.conf" 2>>"$log/nsd.log" &
-pids="$pids $!"
-i=0
-until dig +tries=1 +time=1 @127.0.0.1 -p "$AUTH" . SOA 2>/dev/null | grep -q 'status: NOERROR'; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || { cat "$log/nsd.log"; exit 1; }
-	sleep 0.1
-done
+nsd_start "." "$tmp/root.zone" "$AUTH" "$log/nsd.log" . SOA
 
 UB=$(free_port)
 mkdir -p "$tmp/unbound"

@@ -73,6 +73,7 @@ mkdir -p "$out/logs"
 log=$out/logs
 tmp=$(mktemp -d /tmp/dnsnap-peers.XXXXXX)
 pids=
+. "$(dirname "$0")/../lib.sh" # free_port, wait_udp, stop, nsd_start
 # On exit, failed or not: every process started, stopped by PID and waited for.
 cleanup() {
 	for p in $pids; do stop "$p"; done
@@ -84,32 +85,6 @@ probe=$build/peers_dnsprobe
 t_start=$(date +%s)
 say() { printf '%s peers: %s\n' "$(date +%T)" "$*"; }
 
-# A port free for UDP and TCP on 127.0.0.1 (others may run servers here too).
-free_port() {
-	while :; do
-		p=$(shuf -i 20000-32767 -n 1) # below the ephemeral range (tests/e2e/lib.sh)
-		[ -z "$(ss -Hlnut "( sport = :$p )")" ] && { echo "$p"; return; }
-	done
-}
-# Wait until N UDP sockets listen on PORT (a server's threads or processes).
-wait_udp() {
-	i=0
-	while [ "$(ss -Hlnu "( sport = :$1 )" | wc -l)" -lt "$2" ]; do
-		i=$((i + 1))
-		[ $i -lt 3000 ] || { echo "peers: nothing listens on $1"; exit 1; }
-		sleep 0.01
-	done
-}
-# Stop PID and wait until it is gone (or a zombie: its parent may be gone).
-stop() {
-	kill "$1" 2>/dev/null || return 0
-	i=0
-	while [ -e /proc/$1 ] && [ "$(awk '{print $3}' /proc/$1/stat 2>/dev/null)" != Z ]; do
-		i=$((i + 1))
-		[ $i -lt 1000 ] || { kill -9 "$1" 2>/dev/null; break; }
-		sleep 0.01
-	done
-}
 # Pss, Pss_Anon (kB) summed over the processes PIDS.
 mem() {
 	for p; do cat /proc/$p/smaps_rollup; done |
@@ -171,37 +146,7 @@ say "$date_utc, $cpus CPUs ($cpu), load $load0; $names names, ${secs}s runs"
 # ---------------------------------------------------------------- 1. zone
 AUTH=$(free_port)
 "$build/peers_mkzone" "$names" "$tmp/root.zone" "$tmp/queries"
-mkdir -p "$tmp/nsd"
-cat >"$tmp/nsd/nsd.conf" <<EOF
-server:
-	ip-address: 127.0.0.1@$AUTH
-	server-count: 1
-	username: ""
-	chroot: ""
-	zonesdir: "$tmp"
-	database: ""
-	zonelistfile: "$tmp/nsd/zone.list"
-	xfrdfile: "$tmp/nsd/xfrd.state"
-	xfrdir: "$tmp/nsd"
-	pidfile: "$tmp/nsd/nsd.pid"
-	logfile: "$log/nsd.log"
-	minimal-responses: yes
-	hide-version: yes
-remote-control:
-	control-enable: no
-zone:
-	name: "."
-	zonefile: "$tmp/root.zone"
-EOF
-nsd -d -c "$tmp/nsd/nsd.conf" 2>>"$log/nsd.log" &
-nsd_pid=$!
-pids="$pids $nsd_pid"
-i=0
-until dig +tries=1 +time=1 @127.0.0.1 -p "$AUTH" . SOA 2>/dev/null | grep -q 'status: NOERROR'; do
-	i=$((i + 1))
-	[ $i -lt 600 ] || { cat "$log/nsd.log"; exit 1; }
-	sleep 0.1
-done
+nsd_start "." "$tmp/root.zone" "$AUTH" "$log/nsd.log" . SOA
 say "NSD serves $(wc -l <"$tmp/root.zone") zone lines on port $AUTH"
 
 # ---------------------------------------------------------------- 2. warm
