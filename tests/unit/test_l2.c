@@ -672,6 +672,56 @@ static void test_a_late_reply_is_dropped_and_the_next_matches(void **state)
 	free(s);
 }
 
+/* GETs that time out together (a stall of Redis, or of this machine) are one
+ * failure for the breaker, not one each; separate stalls still add up to
+ * BREAKER_FAILS (5) and open it, and the log says so. */
+static void test_gets_timing_out_together_are_one_failure(void **state)
+{
+	static const char *const reply[] = {"+PONG\r\n"}; /* then never a reply */
+	static const size_t len[] = {7};
+	static const unsigned cmds[] = {1};
+	struct fake f = {.reply = reply, .reply_len = len, .cmds = cmds, .n = 1};
+	struct seen *s = seen_new();
+	struct l2_hooks h = {.got = got, .log = logged, .arg = s};
+	struct l2 *l;
+	struct l2_stats st;
+	char err[256], url[64];
+	int waiter;
+	(void)state;
+	fake_start(&f);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d", f.port);
+	struct l2_opts o = {.url = url, .wait_ms = 100, .connect_ms = 30000};
+	assert_int_equal(l2_new(&o, &h, &l, err, sizeof err), 0);
+	for (int i = 0; i < 1000; i++) { /* connected: the PING answered */
+		l2_stats(l, &st);
+		if (st.nodes == 1)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.nodes, 1);
+	/* 20 at once: their deadlines fall in one or two milliseconds, so one or
+	 * two passes expire them all (the old count: 20 failures, open) */
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), 0);
+	wait_calls(s, 20);
+	l2_stats(l, &st);
+	assert_int_equal(st.timeouts, 20);
+	assert_int_equal(st.breaker, L2_BREAKER_CLOSED);
+	/* one at a time: a failure each; five in a row open it */
+	for (unsigned i = 0; i < 5 && st.breaker == L2_BREAKER_CLOSED; i++) {
+		assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), 0);
+		wait_calls(s, 21 + i);
+		l2_stats(l, &st);
+	}
+	assert_int_equal(st.breaker, L2_BREAKER_OPEN);
+	pthread_mutex_lock(&s->mu);
+	assert_non_null(strstr(s->log, "the breaker opened"));
+	pthread_mutex_unlock(&s->mu);
+	l2_free(l, 0);
+	fake_stop(&f);
+	free(s);
+}
+
 static void test_error_and_oversized_replies_are_errors_in_order(void **state)
 {
 	static char big[L2_VALUE_MAX + 64];
@@ -852,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_errors_open_the_breaker_then_gets_are_refused),
 		cmocka_unit_test(test_half_open_lets_one_probe_through),
 		cmocka_unit_test(test_a_late_reply_is_dropped_and_the_next_matches),
+		cmocka_unit_test(test_gets_timing_out_together_are_one_failure),
 		cmocka_unit_test(test_error_and_oversized_replies_are_errors_in_order),
 		cmocka_unit_test(test_a_reply_over_32_mb_drops_the_connection),
 		cmocka_unit_test(test_auth_refused_fails_the_connection_and_says_so),
