@@ -109,6 +109,13 @@ static void breaker_note(struct l2 *l, struct cmd *c, int ok)
 		l->hooks.log(l->hooks.arg, msg);
 }
 
+void l2_breaker_failed(struct l2 *l)
+{
+	struct cmd none;
+	memset(&none, 0, sizeof none);
+	breaker_note(l, &none, 0);
+}
+
 /* --------------------------------------------------------- completions */
 
 static void tl_unlink(struct l2 *l, struct cmd *c)
@@ -147,8 +154,13 @@ static void get_end(struct l2 *l, struct cmd *c, enum l2_status st, const uint8_
 
 void l2c_fail(struct l2 *l, struct cmd *c, int stopped)
 {
+	l2c_fail_note(l, c, stopped, 0);
+}
+
+void l2c_fail_note(struct l2 *l, struct cmd *c, int stopped, int note)
+{
 	if (c->kind == C_GET && c->live)
-		get_end(l, c, stopped ? L2_STOPPED : L2_ERROR, NULL, 0, 0);
+		get_end(l, c, stopped ? L2_STOPPED : L2_ERROR, NULL, 0, note);
 	if (c->kind == C_SET) {
 		atomic_fetch_add(&l->write_errors, 1);
 		atomic_fetch_sub(&l->queue_depth, 1);

@@ -54,8 +54,12 @@
  * Failures: a connection that fails (refused, reset, a protocol error) is
  * closed; every command waiting on it ends (GETs with got(L2_ERROR)); it is
  * opened again after 100 ms, then 200, 400 ... at most 5 s (backoff), reset
- * when a connection succeeds. The breaker: 5 failures (errors or timeouts)
- * in a row open it: for 1 s (then 2, 4 ... at most 30 s while it keeps
+ * when a connection succeeds; a GET asked of a node waiting to be opened
+ * again ends with got(L2_ERROR) at once. The breaker: 5 failures in a row
+ * open it. A failure: the GETs that time out in one pass (one, however many),
+ * a connection lost or not made (one, however many GETs it took with it; the
+ * GETs failed at once meanwhile are not counted), too many redirections.
+ * Open: for 1 s (then 2, 4 ... at most 30 s while it keeps
  * failing) l2_get() refuses (the caller goes upstream at once) and l2_put()
  * drops (counted); then half-open: the next GET goes through; a reply closes
  * the breaker, a failure opens it again for the next period. A reply that is

@@ -171,11 +171,15 @@ void l2n_fail(struct l2 *l, unsigned i, const char *why)
 	if (n->backoff_ms > BACKOFF_MAX_MS)
 		n->backoff_ms = BACKOFF_MAX_MS;
 	n->retry_at = now + n->backoff_ms;
+	/* a connection lost (or not made) is one failure for the breaker,
+	 * however many GETs it took with it */
+	if (!l->stopping)
+		l2_breaker_failed(l);
 	c = n->head;
 	n->head = n->tail = NULL;
 	while (c) {
 		struct cmd *next = c->next;
-		l2c_fail(l, c, l->stopping);
+		l2c_fail_note(l, c, l->stopping, -1);
 		c = next;
 	}
 	if (l->cluster)
@@ -186,7 +190,9 @@ void l2n_append(struct l2 *l, unsigned i, struct cmd *c, uint64_t now)
 {
 	struct node *n = &l->nodes[i];
 	if (n->state == N_DOWN && (now < n->retry_at || l->stopping || l2n_open(l, i, now) != 0)) {
-		l2c_fail(l, c, l->stopping);
+		/* down, waiting for its backoff: failed at once, not counted again
+		 * (the lost connection was, and each retry that fails is: l2n_fail()) */
+		l2c_fail_note(l, c, l->stopping, -1);
 		return;
 	}
 	if (push(l, i, c, now) != 0)

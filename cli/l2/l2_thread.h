@@ -99,5 +99,11 @@ struct cmd *l2c_new(enum cmd_kind kind, const char *prefix, size_t plen, const u
 		    size_t key_len, const uint8_t *val, size_t val_len);
 void l2c_reply(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r);
 void l2c_fail(struct l2 *l, struct cmd *c, int stopped);
+/* A connection lost or not made: one failure for the breaker (l2n_fail()) */
+void l2_breaker_failed(struct l2 *l);
+/* l2c_fail() telling the breaker @p note (breaker_note()'s: 0 a failure, -1
+ * one already counted: the other GETs a lost connection takes with it, the
+ * GETs sent to a node while it waits to be opened again) */
+void l2c_fail_note(struct l2 *l, struct cmd *c, int stopped, int note);
 
 #endif
