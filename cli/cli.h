@@ -224,6 +224,14 @@ int cmd_import(int argc, char **argv);
 /* l2xfer.c: import --from and export --to (Redis); the check of --l2-prefix
  * (at most L2_PREFIX_MAX bytes). @return 0 or EXIT_USAGE */
 int l2_prefix_arg(const char *cmd, const char *v);
+/* util.c: why an entry read from a shared store (its value already opened: frame,
+ * check, entry valid) is refused at @p now, or NULL: a time that no writer
+ * of ours gives (inception more than L2_SKEW_S ahead; an expiry further than
+ * the cache's longest TTL, 86400 s, plus L2_SKEW_S), or an rcode other than
+ * NOERROR and NXDOMAIN (serve never caches another). @p why: room for the
+ * sentence. Expired entries are the caller's (a miss, not refused). */
+#define L2_SKEW_S 300
+const char *l2_entry_refused(const dnsnap_hdr_t *h, uint32_t now, char *why, size_t cap);
 int import_from_l2(const char *url, const char *out, const char *prefix, const char *auth_file,
 		   uint32_t now, unsigned long long wait, int json);
 int export_to_l2(const char *path, const char *url, const char *prefix, const char *auth_file,

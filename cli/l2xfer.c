@@ -9,6 +9,8 @@
  * --now) go into an in-memory cache, which is then published as SNAP (sorted,
  * atomic: the old SNAP stays whole until the rename). A bad value is
  * skipped and counted, never written. A key SCAN gives twice is kept once.
+ * No live entry at all (an empty Redis, a mistyped prefix or database) is
+ * exit 1 and SNAP left as it was: never a warm snapshot emptied.
  *
  * export --to: every live entry of SNAP, SET under the prefix with PXAT at
  * its Expiry, pipelined in batches; the first error reply stops it (exit 2).
@@ -67,6 +69,10 @@ static int import_one(void *arg, const uint8_t *key, size_t key_len, const uint8
 		snprintf(d.msg, sizeof d.msg, "a key that is no dnsnap key (%s)", dnsnap_errname(err));
 	else if ((err = dnsnap_l2_value_open(key, key_len, val, len, &e, &el, &d)) == DNSNAP_OK)
 		err = dnsnap_entry_header(e, el, &h, &d);
+	if (err == DNSNAP_OK && l2_entry_refused(&h, x->now, d.msg, sizeof d.msg) != NULL) {
+		err = DNSNAP_EFIELD;
+		d.offset = DNSNAP_L2_HDR;
+	}
 	if (err != DNSNAP_OK) {
 		if (x->bad++ == 0)
 			snprintf(x->first_bad, sizeof x->first_bad, "%s at byte %zu", d.msg,
@@ -124,6 +130,16 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 		goto out;
 	}
 	x.bad += skipped;
+	if (x.live == 0) {
+		/* an empty Redis, a wrong prefix or database: never a reason to empty a
+		 * warm snapshot */
+		fprintf(stderr, "dnsnap import: %s: no live entry under the prefix \"%s\" (%llu "
+			"keys read: %llu expired, %llu bad): %s left as it was\n", url,
+			prefix ? prefix : L2_DEFAULT_PREFIX, (unsigned long long)(x.read + skipped),
+			(unsigned long long)x.expired, (unsigned long long)x.bad, out);
+		rc = EXIT_NONE;
+		goto out;
+	}
 	dnsnap_snap_write_stats_t st = { 0 };
 	dnsnap_diag_t d = { 0 };
 	err = dnsnap_snap_write(x.cache, out, now, &st, &d);
@@ -230,18 +246,14 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 		goto out;
 	}
 	dnsnap_diag_t d = { 0 };
-	dnsnap_scan_stats_t ss;
+	dnsnap_scan_stats_t ss = { 0 };
 	int r = dnsnap_snap_scan(s, NULL, 0, export_one, x, &ss, &d);
 	/* damaged entries were skipped: the good ones still go, then exit 2 */
 	if (r == 1 || l2_bulk_flush(x->b, x->err, sizeof x->err) != 0) {
 		fail(cmd, url, "%s", x->err);
 		goto out;
 	}
-	if (r != 0) {
-		fail(cmd, NULL, "%s%s", d.msg[0] ? d.msg : dnsnap_strerror(r),
-		     r < 0 ? " (the entries that were good were written)" : "");
-		goto out;
-	}
+	/* the summary, also when damaged entries were skipped (then exit 2) */
 	if (json) {
 		jw_t j;
 		jw_init(&j, stdout);
@@ -258,9 +270,16 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 			goto out;
 		}
 	} else {
-		fprintf(stderr, "dnsnap export: %s: %llu %s written; left out: %llu expired\n",
-			url, (unsigned long long)x->sent, plural(x->sent, "entry", "entries"),
-			(unsigned long long)x->expired);
+		fprintf(stderr, "dnsnap export: %s: %llu %s written; left out: %llu expired, "
+			"%llu damaged\n", url, (unsigned long long)x->sent,
+			plural(x->sent, "entry", "entries"), (unsigned long long)x->expired,
+			(unsigned long long)ss.damaged);
+	}
+	if (r != 0) {
+		fail(cmd, NULL, "%s (%llu damaged %s skipped, the good ones written)",
+		     d.msg[0] ? d.msg : dnsnap_strerror(r), (unsigned long long)ss.damaged,
+		     plural(ss.damaged, "entry", "entries"));
+		goto out;
 	}
 	rc = 0;
 out:

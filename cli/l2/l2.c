@@ -305,6 +305,15 @@ void l2c_reply(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r)
 			return;
 		atomic_fetch_add(r->type == REDIS_REPLY_STATUS ? &l->writes : &l->write_errors, 1);
 		atomic_fetch_sub(&l->queue_depth, 1);
+		if (r->type == REDIS_REPLY_ERROR) { /* -OOM, -NOPERM...: said once a minute */
+			uint64_t now = l2_now_ms();
+			if (l->set_error_logged == 0 || now >= l->set_error_logged + 60000) {
+				l->set_error_logged = now;
+				l2_log(l, "a write refused: %.*s (writes refused are counted; this "
+				       "is said once a minute)", r->len > 200 ? 200 : (int)r->len,
+				       r->str);
+			}
+		}
 		break;
 	case C_SLOTS:
 		slots_reply(l, i, r);

@@ -76,6 +76,7 @@ struct l2 {
 		write_drops, moved, ask, reconnects, queue_depth, nodes_up;
 
 	/* the thread's own */
+	uint64_t set_error_logged; /* when a refused SET was last logged (ms) */
 	unsigned n_nodes;
 	struct node nodes[L2_NODES_MAX];
 	uint8_t slot_node[L2_SLOTS];

@@ -32,6 +32,10 @@ void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, s
 		int err = dnsnap_l2_value_open(q.key, q.key_len, val, len, &e, &el, &d);
 		if (err == DNSNAP_OK)
 			err = dnsnap_entry_header(e, el, &h, &d);
+		if (err == DNSNAP_OK && l2_entry_refused(&h, now, d.msg, sizeof d.msg) != NULL) {
+			err = DNSNAP_EFIELD;
+			d.offset = DNSNAP_L2_HDR;
+		}
 		if (err != DNSNAP_OK) {
 			bump(cnt, C_L2_BAD);
 			slog(LOG_DEBUG, "a second-level value refused (a miss): %s at byte %zu",

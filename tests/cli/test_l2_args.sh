@@ -4,13 +4,18 @@
 # anything is written or started (serve --l2, import --from, export --to).
 # A secret on the command line (a URL with user:password@) and an AUTH file
 # others can read are refused; an unreachable Redis is a clear error for the
-# bulk commands, and an existing snapshot is left as it was.
+# bulk commands, and an existing snapshot is left as it was. Then, against a
+# redis-server of its own (Debian's, in make deps): import --from an empty
+# Redis (or a mistyped prefix) is exit 1 and never empties a snapshot, and
+# export --to of a damaged snapshot writes the good entries, says how many
+# were damaged, and exits 2.
 # Usage (from the repository root): tests/cli/test_l2_args.sh BUILD
 set -u
 build=${1:-build}
 bin=$build/dnsnap
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+rpid=
+trap '[ -n "$rpid" ] && kill "$rpid" 2>/dev/null; rm -rf "$tmp"' EXIT
 trap 'exit 2' INT TERM HUP
 . tests/cli/lib.sh
 T=$tmp
@@ -70,5 +75,39 @@ expect "export --to an unreachable Redis: exit 2" 2 "$bin" export "$snap" \
 	--to redis://127.0.0.1:1 && err_has "names the URL" "redis://127.0.0.1:1"
 expect "export --to a missing snapshot: exit 2" 2 "$bin" export "$T/none.snap" \
 	--to redis://127.0.0.1:1 && err_has "names the file" "$T/none.snap"
+
+# against a Redis of our own, on a port below the ephemeral range
+if command -v redis-server >/dev/null; then
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	rport=$((10000 + $(od -An -N2 -tu2 /dev/urandom) % (lo - 10000)))
+	redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$T" >"$T/redis.log" 2>&1 &
+	rpid=$!
+	i=0
+	until redis-cli -p "$rport" ping >/dev/null 2>&1 || [ $i -gt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	r=redis://127.0.0.1:$rport
+	cp "$snap" "$T/warm.snap"
+	expect "import --from an empty Redis: exit 1" 1 "$bin" import --from "$r" -o "$T/warm.snap" &&
+		err_has "says the file is kept" "left as it was"
+	ok_if "the snapshot is untouched" cmp -s "$snap" "$T/warm.snap"
+	now=2023-11-14T22:14:00Z
+	expect "export --to, the vector snapshot" 0 "$bin" export "$snap" --to "$r" --now $now
+	expect "import --from a mistyped prefix: exit 1" 1 "$bin" import --from "$r" \
+		--l2-prefix dnsanp: -o "$T/warm.snap" --now $now
+	ok_if "the snapshot is still untouched" cmp -s "$snap" "$T/warm.snap"
+	expect "import --from the right prefix: exit 0" 0 "$bin" import --from "$r" \
+		-o "$T/back.snap" --now $now
+	expect "the round trip: dnsnap diff says equal" 0 "$bin" diff "$snap" "$T/back.snap"
+	bad=spec/vectors/invalid/402-snapshot-value-check.snap
+	expect "export --to of a damaged snapshot: exit 2" 2 "$bin" export "$bad" --to "$r" \
+		--now $now --json && err_has "counts the damaged" "1 damaged entry skipped"
+	ok_if "... and its summary is printed (damaged 1)" grep -q '"damaged":1' "$T/out"
+else
+	echo "not ok - redis-server is missing (make deps installs it)"
+	fails=$((fails + 1))
+fi
 
 [ "$fails" -eq 0 ] || { echo "# $fails failed"; exit 1; }

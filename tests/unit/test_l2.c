@@ -495,21 +495,24 @@ static void test_errors_open_the_breaker_then_gets_are_refused(void **state)
 	 * 800 ms), so it opens at the fifth, some 1.5 s on */
 	unsigned n = 0;
 	do {
-		assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), 0);
+		if (l2_get(l, (const uint8_t *)"k", 1, &waiter) != 0)
+			break; /* refused: it opened between two GETs (the retries go on) */
 		wait_calls(s, ++n);
 		assert_int_equal(s->last, L2_ERROR);
 		l2_stats(l, &st);
 		usleep(20000);
 	} while (st.breaker != L2_BREAKER_OPEN && n < 1000);
+	l2_stats(l, &st);
 	assert_int_equal(st.breaker, L2_BREAKER_OPEN);
-	assert_true(st.errors >= 5);
 	assert_int_equal(st.errors, n);
+	assert_true(st.refused <= 1);
+	unsigned refused0 = (unsigned)st.refused;
 	assert_int_equal(st.nodes, 0);
 	/* open: refused at once, writes dropped */
 	assert_int_equal(l2_get(l, (const uint8_t *)"k", 1, &waiter), -1);
 	l2_put(l, (const uint8_t *)"k", 1, (const uint8_t *)"v", 1, 1);
 	l2_stats(l, &st);
-	assert_int_equal(st.refused, 1);
+	assert_int_equal(st.refused, refused0 + 1);
 	assert_int_equal(st.write_drops, 1);
 	l2_free(l, 0);
 	free(s);
