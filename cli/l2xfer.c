@@ -162,11 +162,7 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 		jw_kstr(&j, "now", iso);
 		jw_ku64(&j, "bytes_out", st.file_size);
 		jw_end(&j);
-		jw_nl(&j);
-		if (fflush(stdout) != 0) {
-			fail(cmd, "standard output", "%s", strerror(errno));
-			goto out;
-		}
+		jw_nl(&j); /* main() checks that standard output took it */
 	} else {
 		fprintf(stderr, "dnsnap import: %s: %llu %s into %s; left out: %llu expired, "
 			"%llu bad\n", url, (unsigned long long)st.entries,
@@ -264,11 +260,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 		jw_ku64(&j, "expired", x->expired);
 		jw_ku64(&j, "damaged", ss.damaged);
 		jw_end(&j);
-		jw_nl(&j);
-		if (fflush(stdout) != 0) {
-			fail(cmd, "standard output", "%s", strerror(errno));
-			goto out;
-		}
+		jw_nl(&j); /* main() checks that standard output took it */
 	} else {
 		fprintf(stderr, "dnsnap export: %s: %llu %s written; left out: %llu expired, "
 			"%llu damaged\n", url, (unsigned long long)x->sent,
