@@ -224,6 +224,12 @@ int cmd_import(int argc, char **argv);
 /* l2xfer.c: import --from and export --to (Redis); the check of --l2-prefix
  * (at most L2_PREFIX_MAX bytes). @return 0 or EXIT_USAGE */
 int l2_prefix_arg(const char *cmd, const char *v);
+/* The AUTH of --l2-auth-file FILE (NULL: the environment) into @p o's user
+ * and password (pointing into @p user and @p pw, or NULL when empty).
+ * @return 0 or EXIT_USAGE (reported) */
+struct l2_opts;
+int l2_auth_opts(const char *cmd, const char *file, struct l2_opts *o, char *user, size_t ucap,
+		 char *pw, size_t pcap);
 /* util.c: why an entry read from a shared store (its value already opened: frame,
  * check, entry valid) is refused at @p now, or NULL: a time that no writer
  * of ours gives (inception more than L2_SKEW_S ahead; an expiry further than

@@ -35,9 +35,8 @@ int l2_prefix_arg(const char *cmd, const char *v)
 	return 0;
 }
 
-/* The AUTH of --l2-auth-file FILE or the environment into @p o. */
-static int auth(const char *cmd, const char *file, struct l2_opts *o, char *user, size_t ucap,
-		char *pw, size_t pcap)
+int l2_auth_opts(const char *cmd, const char *file, struct l2_opts *o, char *user, size_t ucap,
+		 char *pw, size_t pcap)
 {
 	char e[512];
 	if (l2_auth_load(file, user, ucap, pw, pcap, e, sizeof e) != 0)
@@ -96,7 +95,7 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 	static const char cmd[] = "import";
 	static char user[256], pw[1024];
 	struct l2_opts o = { .url = url, .prefix = prefix };
-	if (auth(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
+	if (l2_auth_opts(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
 		return EXIT_USAGE;
 	dnsnap_snap_lock_t *lk;
 	if (lock_snap(cmd, out, wait, &lk))
@@ -220,7 +219,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 	static const char cmd[] = "export";
 	static char user[256], pw[1024];
 	struct l2_opts o = { .url = url, .prefix = prefix };
-	if (auth(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
+	if (l2_auth_opts(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
 		return EXIT_USAGE;
 	dnsnap_snap_t *s;
 	if (open_snap(cmd, path, &s))

@@ -606,6 +606,18 @@ static int open_first(struct server *s, int forwarding, dnsnap_snap_t **snap, st
 	return 0;
 }
 
+/* The first of @p opts (NULL-terminated; each also matches as a prefix:
+ * --opt=V, and "--l2" every --l2-...) on the command line before the
+ * operands, or NULL */
+static const char *given(int argc, char **argv, const char *const *opts)
+{
+	for (int i = 1; i < optind && i < argc; i++)
+		for (const char *const *o = opts; *o != NULL; o++)
+			if (strncmp(argv[i], *o, strlen(*o)) == 0)
+				return *o;
+	return NULL;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct server *s = calloc(1, sizeof *s);
@@ -812,24 +824,22 @@ int cmd_serve(int argc, char **argv)
 		static const char *const fwd_only[] = { "--serve-stale", "--snapshot-every",
 							"--upstream-timeout", "--upstream-tries",
 							"--upstream-0x20", "--max-outstanding",
-							"--l2" /* and every --l2-... */ };
-		for (int i = 1; i < optind && i < argc; i++)
-			for (size_t k = 0; k < sizeof fwd_only / sizeof *fwd_only; k++)
-				if (strncmp(argv[i], fwd_only[k], strlen(fwd_only[k])) == 0) {
-					fail(CMD, NULL, "%s needs --upstream (without it the server "
-					     "answers from SNAP only)", fwd_only[k]);
-					goto out_free;
-				}
+							"--l2" /* and every --l2-... */, NULL };
+		const char *o = given(argc, argv, fwd_only);
+		if (o != NULL) {
+			fail(CMD, NULL, "%s needs --upstream (without it the server answers from "
+			     "SNAP only)", o);
+			goto out_free;
+		}
 	}
 	if (lo.url == NULL) {
 		static const char *const l2_only[] = { "--l2-replica", "--l2-prefix", "--l2-wait",
-						       "--l2-auth-file", "--l2-queue" };
-		for (int i = 1; i < optind && i < argc; i++)
-			for (size_t k = 0; k < sizeof l2_only / sizeof *l2_only; k++)
-				if (strncmp(argv[i], l2_only[k], strlen(l2_only[k])) == 0) {
-					fail(CMD, NULL, "%s needs --l2", l2_only[k]);
-					goto out_free;
-				}
+						       "--l2-auth-file", "--l2-queue", NULL };
+		const char *o = given(argc, argv, l2_only);
+		if (o != NULL) {
+			fail(CMD, NULL, "%s needs --l2", o);
+			goto out_free;
+		}
 	} else {
 		char e[512];
 		if (l2_url_check(lo.url, e, sizeof e) != 0 ||
@@ -837,13 +847,9 @@ int cmd_serve(int argc, char **argv)
 			fail(CMD, NULL, "--l2: %s", e);
 			goto out_free;
 		}
-		if (l2_auth_load(l2_auth, l2_user, sizeof l2_user, l2_password,
-				 sizeof l2_password, e, sizeof e) != 0) {
-			fail(CMD, NULL, "--l2-auth-file: %s", e);
+		if (l2_auth_opts(CMD, l2_auth, &lo, l2_user, sizeof l2_user, l2_password,
+				 sizeof l2_password))
 			goto out_free;
-		}
-		lo.user = l2_user[0] ? l2_user : NULL;
-		lo.password = l2_password[0] ? l2_password : NULL;
 	}
 	if (nl == 0)
 		listen_arg[nl++] = DEFAULT_LISTEN;

@@ -129,12 +129,12 @@ void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen,
 		dnsnap_diag_t d;
 		if (dnsnap_msg_encode(reply, rlen, now, NULL, 0, s->enc, &d) == DNSNAP_OK) {
 			have_entry = 1;
-			if (s->enc->ttl > 0 &&
-			    dnsnap_cache_insert(s->cache, reply, rlen, now, NULL, 0, s->enc2, &d) !=
-				    DNSNAP_OK)
-				slog(LOG_DEBUG, "an upstream answer not cached: %s", d.msg);
-			if (s->enc->ttl > 0)
+			if (s->enc->ttl > 0) {
+				if (dnsnap_cache_insert(s->cache, reply, rlen, now, NULL, 0, s->enc2,
+							&d) != DNSNAP_OK)
+					slog(LOG_DEBUG, "an upstream answer not cached: %s", d.msg);
 				l2_write(s, s->enc);
+			}
 		} else {
 			slog(LOG_INFO, "an upstream answer the cache cannot read: %s", d.msg);
 			r = FWD_FAILED;
