@@ -108,12 +108,18 @@ static int fill(const char *snap, size_t n)
 	for (size_t k = 0; k < sizeof again / sizeof again[0]; k++)
 		print_answer("  ", again[k], serve(c, again[k], out, sizeof out, &len), out), puts("");
 
-	/* Shutdown: snapshot every live entry, then exit. */
-	dnsnap_snap_write_stats_t st;
+	/* Shutdown: publish every live entry (merged with what the file holds,
+	 * under the writers' lock), then exit. */
+	dnsnap_publish_opts_t po = {
+		.now = (uint32_t)time(NULL), .wait_seconds = 60,
+		.flags = DNSNAP_PUBLISH_DROP_DAMAGED | DNSNAP_PUBLISH_REPLACE_BAD,
+	};
+	dnsnap_publish_stats_t ps;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = dnsnap_snap_write(c, snap, (uint32_t)time(NULL), &st, &diag);
+	rc = dnsnap_snap_publish(c, snap, &po, NULL, &ps, &diag);
 	if (rc != DNSNAP_OK)
-		return fail("dnsnap_snap_write", rc, &diag);
+		return fail("dnsnap_snap_publish", rc, &diag);
+	const dnsnap_snap_write_stats_t st = ps.write;
 	printf("shutdown: wrote %llu entries (%llu expired left out) to %s, %llu bytes, "
 	       "in %.0f ms (longest pause %.2f ms)\n",
 	       (unsigned long long)st.entries, (unsigned long long)st.skipped, snap,

@@ -77,6 +77,12 @@ const char *err_name(int err);
 int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,
 	      dnsnap_snap_lock_t **lock);
 
+/* A failed dnsnap_snap_publish() (or _fill()) reported for @p cmd: another
+ * writer's lock held (--wait named), damaged entries in the base
+ * (--drop-damaged named), else the library's message. @return EXIT_USAGE */
+int publish_fail(const char *cmd, const char *path, int err, const dnsnap_diag_t *d,
+		 const dnsnap_publish_stats_t *ps, unsigned long long wait_seconds);
+
 /** Whether two paths name one file (same device and inode, through links);
  * "-" is the descriptor std_a / std_b (0 stdin, 1 stdout). */
 int same_file(const char *a, int std_a, const char *b, int std_b);

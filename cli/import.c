@@ -27,6 +27,21 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The fill of dnsnap_snap_publish_fill(): the stream's live entries. */
+struct import_fill {
+	int fd;
+	uint32_t now;
+	const dnsnap_progress_t *pr;
+};
+
+static int import_fill(void *arg, dnsnap_snap_t *base, dnsnap_snapw_t *w,
+		       dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	const struct import_fill *x = arg;
+	(void)base; /* replaced, not read (DNSNAP_PUBLISH_REPLACE) */
+	return dnsnap_import_into(x->fd, w, x->now, x->pr, stats, d);
+}
+
 /*
  * The stream IN to the snapshot OUT: the input is looked at first (missing,
  * a directory, empty), then OUT's writers' lock taken, then the stream read
@@ -110,20 +125,21 @@ int cmd_import(int argc, char **argv)
 			close(fd);
 		return fail("import", in_name, "%s", bad);
 	}
-	dnsnap_snap_lock_t *lk;
-	if (lock_snap("import", out, wait, &lk)) {
-		if (!std_in)
-			close(fd);
-		return EXIT_USAGE;
-	}
+	/* the writers' lock, the file at OUT checked to be a snapshot (or none;
+	 * never anything else), the stream written beside it and renamed over it
+	 * only when all of it checked out: dnsnap_snap_publish_fill() */
 	dnsnap_diag_t d = { 0 };
 	progress_t pg;
-	dnsnap_snap_write_stats_t st = { 0 };
-	int err = dnsnap_import(fd, out, now, progress_start(&pg, "import"), &st, &d);
+	struct import_fill x = { .fd = fd, .now = now, .pr = progress_start(&pg, "import") };
+	dnsnap_publish_opts_t po = { .now = now, .wait_seconds = (int)wait,
+				     .flags = DNSNAP_PUBLISH_REPLACE };
+	dnsnap_publish_stats_t ps;
+	int err = dnsnap_snap_publish_fill(out, &po, import_fill, &x, NULL, &ps, &d);
 	progress_end(&pg);
-	dnsnap_snap_unlock(lk);
 	if (!std_in)
 		close(fd);
+	if (err == -EAGAIN)
+		return publish_fail("import", out, err, &d, &ps, wait);
 	if (err != DNSNAP_OK) {
 		size_t ol = strlen(out);
 		if (d.msg[0] == 0)
@@ -132,6 +148,7 @@ int cmd_import(int argc, char **argv)
 			return fail("import", NULL, "%s", d.msg); /* the writer's: it names OUT */
 		return fail("import", in_name, "%s", d.msg);
 	}
+	dnsnap_snap_write_stats_t st = ps.write;
 	if (json) {
 		jw_t j;
 		jw_init(&j, stdout);

@@ -15,13 +15,14 @@
  * lacks for the same data: spec/DECISIONS.md). A packet time after the
  * load's is clock skew: taken as the load's time, counted. Responses
  * already expired at the load's time are counted and not stored (the
- * snapshot holds what is live). Then dnsnap_snap_merge(): a live entry of
+ * snapshot holds what is live). Then dnsnap_snap_publish(): a live entry of
  * the old SNAP stays unless the load brought a newer one for its key (the
  * same keep rule).
  *
- * The writers' lock (dnsnap_snap_lock()) is taken after the inputs are read,
- * before the old SNAP is opened as the base, and kept until the merge is
- * published: a purge or load of SNAP meanwhile is neither lost nor losing.
+ * The writers' lock is taken after the inputs are read, before the old SNAP
+ * is opened as the base, and kept until the merge is published (all inside
+ * dnsnap_snap_publish()): a purge or load of SNAP meanwhile is neither lost
+ * nor losing.
  *
  * Unusable messages are counted by reason and reported on stderr; they never
  * stop the load. An input that cannot be read at all stops it before
@@ -295,29 +296,6 @@ static void port_hint(const input_t *in, unsigned port)
 	fprintf(stderr, ": try --port %u\n", cs->other[order[0]].port);
 }
 
-static int count_none(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
-		      size_t entry_len)
-{
-	(void)arg, (void)key, (void)key_len, (void)entry, (void)entry_len;
-	return 0;
-}
-
-/* A damaged base is left as it is (a damaged branch page can hide good
- * entries: the merge would lose them), unless --drop-damaged. The whole-file
- * hash decides quickly; only a mismatch costs a walk, to count. Reported. */
-static int base_damaged(const char *path, dnsnap_snap_t *base)
-{
-	if (dnsnap_snap_check_hash(base, NULL) == DNSNAP_OK)
-		return 0;
-	uint64_t damaged = 0;
-	if (scan_snap("load", base, NULL, 0, count_none, NULL, &damaged) == 0)
-		return 0; /* bytes outside every entry changed: nothing to lose */
-	if (damaged)
-		fail("load", path, "%llu damaged entr%s: the snapshot is unchanged (--drop-damaged "
-		     "writes it without them)", (unsigned long long)damaged, damaged == 1 ? "y" : "ies");
-	return 1;
-}
-
 static int count_expired(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
 			 size_t entry_len, uint32_t hits)
 {
@@ -531,7 +509,6 @@ int cmd_load(int argc, char **argv)
 	/* an existing SNAP must be a snapshot (never overwrite something else):
 	 * checked now, before the inputs are read, and again under the lock */
 	dnsnap_snap_t *base = NULL;
-	dnsnap_snap_lock_t *lk = NULL;
 	struct stat sb;
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
 		return fail("load", path, "not a regular file: a snapshot is written beside its "
@@ -611,21 +588,20 @@ int cmd_load(int argc, char **argv)
 		rc = EXIT_NONE;
 		goto out;
 	}
-	/* the writers' lock, then the base: the merge keeps the live entries of
-	 * what SNAP holds now, another writer's work published meanwhile too */
-	if (lock_snap("load", path, wait, &lk) ||
-	    (stat(path, &sb) == 0 && open_snap("load", path, &base)) ||
-	    (base != NULL && !drop && base_damaged(path, base))) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
+	/* dnsnap_snap_publish(): the writers' lock, then the base (the file at
+	 * SNAP now: another writer's work published meanwhile is kept), the merge;
+	 * a damaged base is left as it is (a damaged branch page can hide good
+	 * entries, which a rewrite would lose) unless --drop-damaged */
 	dnsnap_diag_t d;
-	int err = dnsnap_snap_merge(l.c, base, path, now, &st, &d);
+	dnsnap_publish_opts_t po = { .now = now, .wait_seconds = (int)wait,
+				     .flags = drop ? DNSNAP_PUBLISH_DROP_DAMAGED : 0 };
+	dnsnap_publish_stats_t ps;
+	int err = dnsnap_snap_publish(l.c, path, &po, NULL, &ps, &d);
 	if (err != DNSNAP_OK) {
-		/* the library's message names the file and what is wrong */
-		rc = fail("load", NULL, "%s", d.msg[0] ? d.msg : strerror(-err));
+		rc = publish_fail("load", path, err, &d, &ps, wait);
 		goto out;
 	}
+	st = ps.write;
 	tally_merge(&l, &st);
 	if (!json)
 		report_load(&l);
@@ -634,13 +610,13 @@ int cmd_load(int argc, char **argv)
 			path, (unsigned long long)st.base_bad,
 			plural(st.base_bad, "entry", "entries"));
 	if (json) {
-		json_report(path, &l, in, ninputs, &st, 1, base != NULL);
+		json_report(path, &l, in, ninputs, &st, 1, ps.base_merged);
 	} else {
 		printf("%s: %llu %s: %llu loaded, %llu kept", path, (unsigned long long)st.entries,
 		       plural(st.entries, "entry", "entries"),
 		       (unsigned long long)(st.entries - st.from_base),
 		       (unsigned long long)st.from_base);
-		if (base != NULL)
+		if (ps.base_merged)
 			printf(" (%llu replaced, %llu expired dropped)",
 			       (unsigned long long)st.replaced, (unsigned long long)st.base_expired);
 		putchar('\n');
@@ -648,8 +624,6 @@ int cmd_load(int argc, char **argv)
 	if (st.base_bad)
 		rc = EXIT_USAGE; /* published without them, but the old file was damaged */
 out:
-	dnsnap_snap_close(base);
-	dnsnap_snap_unlock(lk);
 	dnsnap_cache_free(l.c);
 	free(l.scratch);
 	free(in);

@@ -83,6 +83,96 @@ static void print_result(const char *path, int json, int dry, uint64_t matched, 
 	       plural(total, "entry", "entries"), (unsigned long long)left);
 }
 
+/* What a purge walk met, for the report. */
+struct purge_run {
+	struct purge_ctx pc;
+	const char *path;
+	int drop;                /* --drop-damaged */
+	uint64_t damaged;
+	int scan_err;            /* the walk's own error (the file changed under it) */
+	dnsnap_diag_t scan_d;
+};
+
+/* The walk over @p s: counting only (w NULL) or copying what stays into w. */
+static void purge_walk(struct purge_run *r, dnsnap_snap_t *s, dnsnap_snapw_t *w)
+{
+	dnsnap_snap_info_t in;
+	dnsnap_snap_info(s, &in);
+	const filter_t *f = r->pc.f;
+	r->pc = (struct purge_ctx){ .f = f, .expired = r->pc.expired, .now = r->pc.now,
+				    .pr = r->pc.pr, .w = w, .total = in.entry_count };
+	dnsnap_scan_stats_t st;
+	int err = dnsnap_snap_scan(s, NULL, 0, purge_one, &r->pc, &st, &r->scan_d);
+	r->damaged = st.damaged;
+	r->scan_err = err == 1 ? r->pc.err
+		      : err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM ? err : DNSNAP_OK;
+	if (r->pc.pr != NULL)
+		r->pc.pr->fn(r->pc.pr->arg, r->pc.seen, r->pc.total);
+}
+
+/* dnsnap_snap_publish_fill()'s fill: the base (the file at the path under
+ * the writers' lock) without what matches. Publishes nothing (1) when
+ * nothing matched, or when the base is damaged without --drop-damaged (a
+ * damaged branch page can hide good entries: rewriting would lose them). */
+static int purge_fill(void *arg, dnsnap_snap_t *base, dnsnap_snapw_t *w,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	struct purge_run *r = arg;
+	(void)stats;
+	if (base == NULL) { /* no file at the path: dnsnap_snap_open()'s message */
+		dnsnap_snap_t *none = NULL;
+		int err = dnsnap_snap_open(r->path, &none, d);
+		dnsnap_snap_close(none);
+		return err != DNSNAP_OK ? err : 1;
+	}
+	purge_walk(r, base, w);
+	if (r->scan_err != DNSNAP_OK) {
+		*d = r->scan_err == r->pc.err ? r->pc.d : r->scan_d;
+		return r->scan_err;
+	}
+	if ((r->damaged > 0 && !r->drop) || r->pc.matched == 0)
+		return 1;
+	return DNSNAP_OK;
+}
+
+/* --dry-run: the counts of a walk, nothing written, no lock. */
+static int purge_dry(const char *path, struct purge_run *r)
+{
+	dnsnap_snap_t *s;
+	if (open_snap("purge", path, &s))
+		return EXIT_USAGE;
+	purge_walk(r, s, NULL);
+	if (r->scan_err == DNSNAP_ETRUNC || r->scan_err == DNSNAP_ENOMEM) {
+		dnsnap_snap_close(s);
+		return fail("purge", NULL, "%s", r->scan_d.msg);
+	}
+	dnsnap_snap_close(s);
+	return 0;
+}
+
+/* The purge itself, through dnsnap_snap_publish_fill() (which takes the
+ * writers' lock before the snapshot is read: what another writer publishes
+ * meanwhile is in what this purge filters). */
+static int purge_publish(const char *path, struct purge_run *r, unsigned long long wait)
+{
+	r->path = path;
+	dnsnap_publish_opts_t po = { .now = r->pc.now, .wait_seconds = (int)wait };
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	int err = dnsnap_snap_publish_fill(path, &po, purge_fill, r, NULL, &ps, &d);
+	if (err == -EAGAIN || (err < 0 && d.msg[0] == 0) || err == DNSNAP_EMAGIC ||
+	    err == DNSNAP_EVERSION || err == -ENOENT)
+		return publish_fail("purge", path, err, &d, &ps, wait);
+	if (err < 0)
+		return fail("purge", path, "%s (%s); the snapshot is unchanged",
+			    diag_reason(path, d.msg), err_name(err) ? err_name(err) : "error");
+	if (r->damaged > 0 && !r->drop)
+		return fail("purge", path, "%llu damaged entr%s: the snapshot is unchanged "
+			    "(--drop-damaged writes it without them)",
+			    (unsigned long long)r->damaged, r->damaged == 1 ? "y" : "ies");
+	return 0;
+}
+
 int cmd_purge(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -96,14 +186,15 @@ int cmd_purge(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static filter_t f; /* 33 KB: not on the stack */
-	int expired = 0, dry = 0, drop = 0, json = 0, c, r;
-	uint32_t now = (uint32_t)time(NULL);
+	static struct purge_run r;
+	int dry = 0, json = 0, c, rc;
 	unsigned long long wait = WAIT_DEFAULT;
 	f = (filter_t){ 0 };
+	r = (struct purge_run){ .pc = { .f = &f, .now = (uint32_t)time(NULL) } };
 	while ((c = opt_next("purge", argc, argv, "", longopts)) != -1) {
-		if ((r = filter_opt("purge", &f, c, optarg)) != 0) {
-			if (r != 1)
-				return r;
+		if ((rc = filter_opt("purge", &f, c, optarg)) != 0) {
+			if (rc != 1)
+				return rc;
 			continue;
 		}
 		switch (c) {
@@ -111,20 +202,20 @@ int cmd_purge(int argc, char **argv)
 			json = 1;
 			break;
 		case PURGE_EXPIRED:
-			expired = 1;
+			r.pc.expired = 1;
 			break;
 		case PURGE_DRY_RUN:
 			dry = 1;
 			break;
 		case PURGE_DROP_DAMAGED:
-			drop = 1;
+			r.drop = 1;
 			break;
 		case PURGE_WAIT:
 			if (number("purge", "--wait", optarg, INT32_MAX, &wait))
 				return EXIT_USAGE;
 			break;
 		case PURGE_NOW:
-			if (time_arg("purge", "--now", optarg, &now))
+			if (time_arg("purge", "--now", optarg, &r.pc.now))
 				return EXIT_USAGE;
 			break;
 		default:
@@ -134,78 +225,27 @@ int cmd_purge(int argc, char **argv)
 	if (opt_operands("purge", argc, argv, 1, 1, "a snapshot") < 0)
 		return EXIT_USAGE;
 	const char *path = argv[optind];
-	if (!expired && !f.any)
+	if (!r.pc.expired && !f.any)
 		return fail("purge", NULL, "needs at least one of --name, --zone, --type, --tag, "
 			    "--expired (to remove everything, delete the file)");
 	if (filter_ready("purge", &f))
 		return EXIT_USAGE;
-	/* the writers' lock before the snapshot is read: what another writer
-	 * publishes meanwhile is in what this purge filters (--dry-run reads only) */
-	dnsnap_snap_lock_t *lk = NULL;
-	if (!dry && lock_snap("purge", path, wait, &lk))
-		return EXIT_USAGE;
-	dnsnap_snap_t *s;
-	if (open_snap("purge", path, &s)) {
-		dnsnap_snap_unlock(lk);
-		return EXIT_USAGE;
-	}
 	progress_t pg;
-	const dnsnap_progress_t *pr = progress_start(&pg, "purge");
-	/* first count (cheap: no writing), so that nothing matched means no
-	 * new file, and the write pass can show a total */
-	struct purge_ctx pc = { .f = &f, .expired = expired, .now = now, .pr = pr };
-	uint64_t damaged = 0;
-	int rc = scan_snap("purge", s, NULL, 0, purge_one, &pc, &damaged);
-	uint64_t total = pc.seen, matched = pc.matched, left = total - matched;
-	int err = DNSNAP_OK;
-	/* damage stops a purge (a damaged branch page can hide good entries:
-	 * rewriting would lose them) unless --drop-damaged asks to write the
-	 * file without them; the exit status is 2 either way */
-	if (damaged > 0 && !dry && !drop) {
-		progress_end(&pg);
-		dnsnap_snap_close(s);
-		dnsnap_snap_unlock(lk);
-		return fail("purge", path, "%llu damaged entr%s: the snapshot is unchanged "
-			    "(--drop-damaged writes it without them)", (unsigned long long)damaged,
-			    damaged == 1 ? "y" : "ies");
-	}
-	if ((rc == 0 || damaged > 0) && matched > 0 && !dry) {
-		pc = (struct purge_ctx){ .f = &f, .expired = expired, .now = now, .pr = pr,
-					 .total = total };
-		err = dnsnap_snapw_begin(path, &pc.w, &pc.d);
-		if (err == DNSNAP_OK) {
-			dnsnap_diag_t sd;
-			err = dnsnap_snap_scan(s, NULL, 0, purge_one, &pc, NULL, &sd);
-			if (err == 1)
-				err = pc.err;
-			else if (err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM)
-				pc.d = sd; /* the file changed under us: publish nothing */
-			else
-				err = DNSNAP_OK; /* no damage, or the damage counted above */
-			if (err == DNSNAP_OK)
-				err = dnsnap_snapw_commit(pc.w, NULL, &pc.d);
-			else
-				dnsnap_snapw_abort(pc.w);
-		}
-		left = pc.kept;
-		if (pr != NULL)
-			pr->fn(pr->arg, pc.seen, total);
-	}
+	r.pc.pr = progress_start(&pg, "purge");
+	rc = dry ? purge_dry(path, &r) : purge_publish(path, &r, wait);
 	progress_end(&pg);
-	dnsnap_snap_close(s);
-	dnsnap_snap_unlock(lk);
-	if (err != DNSNAP_OK)
-		return fail("purge", path, "%s (%s); the snapshot is unchanged",
-			    pc.d.msg[0] ? pc.d.msg : dnsnap_strerror(err),
-			    dnsnap_errname(err) ? dnsnap_errname(err) : strerror(-err));
-	if (rc == EXIT_USAGE && damaged == 0)
-		return rc; /* the walk failed, reported */
-	if (damaged > 0)
-		fprintf(stderr, "dnsnap purge: %s: %llu damaged entr%s %s\n", path,
-			(unsigned long long)damaged, damaged == 1 ? "y" : "ies",
-			dry || !matched ? "found" : "left out of the new file");
-	print_result(path, json, dry, matched, total, left, damaged);
-	if (damaged > 0)
+	if (rc != 0)
+		return rc;
+	uint64_t matched = r.pc.matched, total = r.pc.seen, left = total - matched;
+	if (r.damaged > 0) {
+		char first[256];
+		snprintf(first, sizeof first, "%s", diag_reason(path, r.scan_d.msg));
+		fprintf(stderr, "dnsnap purge: %s: %llu damaged entr%s %s (the first: %s)\n", path,
+			(unsigned long long)r.damaged, r.damaged == 1 ? "y" : "ies",
+			dry || !matched ? "found" : "left out of the new file", first);
+	}
+	print_result(path, json, dry, matched, total, left, r.damaged);
+	if (r.damaged > 0)
 		return EXIT_USAGE;
 	return matched ? 0 : EXIT_NONE;
 }

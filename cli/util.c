@@ -143,6 +143,20 @@ int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds
 	return 0;
 }
 
+int publish_fail(const char *cmd, const char *path, int err, const dnsnap_diag_t *d,
+		 const dnsnap_publish_stats_t *ps, unsigned long long wait_seconds)
+{
+	if (err == -EAGAIN)
+		return fail(cmd, path, "another dnsnap is writing it (waited %llu s; see --wait)",
+			    wait_seconds);
+	if (err == DNSNAP_ECHECKSUM && ps->write.base_bad > 0)
+		return fail(cmd, NULL, "%s (--drop-damaged writes it without them)", d->msg);
+	if (d->msg[0] == 0)
+		return fail(cmd, path, "%s", err < 0 && err > -4096 ? strerror(-err)
+					      : dnsnap_strerror(err));
+	return fail(cmd, NULL, "%s", d->msg); /* the library's message names the file */
+}
+
 static int file_id(const char *path, int std_fd, struct stat *st)
 {
 	return strcmp(path, "-") == 0 ? fstat(std_fd, st) : stat(path, st);

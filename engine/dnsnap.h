@@ -417,13 +417,8 @@ void dnsnap_snapw_abort(dnsnap_snapw_t *w);
  * The writers' lock: a read-modify-write of a snapshot (merge into it, filter
  * it, replace it) holds it from before it opens the old file until after it
  * published the new one, so that two writers at once never lose one's
- * changes:
- *
- *     dnsnap_snap_lock(path, 60, &lk, &d);
- *     dnsnap_snap_open(path, &base, &d);    (if it exists)
- *     dnsnap_snap_merge(c, base, path, now, &st, &d);
- *     dnsnap_snap_close(base);
- *     dnsnap_snap_unlock(lk);
+ * changes. dnsnap_snap_publish() takes it, and is what a writer normally
+ * calls; this is for writers that do the steps themselves.
  *
  * It is an exclusive flock(2) on the file @p path finally names (symbolic
  * links followed), or on that file's directory while it does not exist;
@@ -467,6 +462,93 @@ int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **ou
 
 /** Release the lock and free @p lock. Accepts NULL. */
 void dnsnap_snap_unlock(dnsnap_snap_lock_t *lock);
+
+/* ----------------------------------------------------------- publishing */
+
+/** dnsnap_publish_opts_t.flags */
+#define DNSNAP_PUBLISH_REPLACE      1u  /* the base is not merged: the new entries alone (a
+					 * file at the path must still be a snapshot, damaged
+					 * or not, of a version this library reads) */
+#define DNSNAP_PUBLISH_DROP_DAMAGED 2u  /* a base with damaged entries is merged without them
+					 * (stats->write.base_bad); without this flag such a
+					 * base is left as it is: DNSNAP_ECHECKSUM */
+#define DNSNAP_PUBLISH_REPLACE_BAD  4u  /* a base too damaged to open (DNSNAP_ETRUNC,
+					 * DNSNAP_ECHECKSUM, DNSNAP_EFIELD, DNSNAP_ERESERVED
+					 * from dnsnap_snap_open()) is replaced by the new
+					 * entries (stats->base_err says so); without it,
+					 * that error is returned and nothing is written */
+
+typedef struct dnsnap_publish_opts {
+	uint32_t now;            /* Unix seconds: entries expired at now are left out */
+	int wait_seconds;        /* for the writers' lock (dnsnap_snap_lock()): 0 = do not
+				  * wait, negative = without bound */
+	unsigned flags;          /* DNSNAP_PUBLISH_* */
+} dnsnap_publish_opts_t;
+
+typedef struct dnsnap_publish_stats {
+	dnsnap_snap_write_stats_t write; /* what was written (the merge's counts: from_base,
+					  * replaced, base_expired, base_bad) */
+	int base_merged;         /* a base snapshot was read (merged, or handed to the fill) */
+	int base_err;            /* not 0: the file at the path could not be opened (this
+				  * DNSNAP_E* code; DNSNAP_PUBLISH_REPLACE_BAD) and was
+				  * replaced without being read */
+	char base_msg[256];      /* ... why, as dnsnap_snap_open() said it */
+} dnsnap_publish_stats_t;
+
+/**
+ * Publish the live entries of @p c at @p path: the writers' lock
+ * (dnsnap_snap_lock(), waiting o->wait_seconds), the file now at @p path
+ * opened as the base, the cache's entries merged with the base's live ones
+ * (dnsnap_snap_merge(); not with DNSNAP_PUBLISH_REPLACE), written beside the
+ * path, synced, renamed over it (dnsnap_snap_write() on publishing), the new
+ * file mapped, the lock released. The base is the file at the path under
+ * the lock, not one the caller opened earlier: what another process published
+ * meanwhile is kept. A file at @p path that is not a snapshot (DNSNAP_EMAGIC),
+ * of a later version (DNSNAP_EVERSION), or that cannot be read (-errno) is
+ * never replaced.
+ *
+ * @param map  not NULL: *map is the published file, opened before the lock
+ *             was released (NULL when that open failed: the file is
+ *             published all the same); the caller closes it. Saves opening
+ *             the file just written, and another writer cannot have replaced
+ *             it in between.
+ * @param stats  may be NULL; always set (on a refusal for damaged base
+ *               entries, stats->write.base_bad counts them)
+ * @return DNSNAP_OK; -EAGAIN (another writer held the lock all that time:
+ *         diag "PATH: another dnsnap is writing it"); DNSNAP_EMAGIC,
+ *         DNSNAP_EVERSION, a damage code of opening the base (see the
+ *         flags); DNSNAP_ECHECKSUM with stats->write.base_bad > 0 (damaged
+ *         entries in the base, without DNSNAP_PUBLISH_DROP_DAMAGED: a merge
+ *         would lose them, and a damaged page may hide good ones); an error
+ *         of dnsnap_snap_merge(); diag names the file. On error @p path is
+ *         untouched.
+ */
+int dnsnap_snap_publish(dnsnap_cache_t *c, const char *path, const dnsnap_publish_opts_t *o,
+			dnsnap_snap_t **map, dnsnap_publish_stats_t *stats, dnsnap_diag_t *diag);
+
+/**
+ * What dnsnap_snap_publish_fill() calls to write the new file: add entries to
+ * @p w in increasing key order (dnsnap_snapw_add()), reading @p base if it
+ * likes (the file at the path under the lock; NULL when there is none, or
+ * with DNSNAP_PUBLISH_REPLACE). It may count into @p stats (entries, entry
+ * bytes and the file's size are the commit's). @return DNSNAP_OK to publish;
+ * a positive value to publish nothing (dnsnap_snap_publish_fill() returns it;
+ * the path is untouched); a negative error (diag set)
+ */
+typedef int (*dnsnap_publish_fill_fn)(void *arg, dnsnap_snap_t *base, dnsnap_snapw_t *w,
+				      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *diag);
+
+/**
+ * dnsnap_snap_publish() for writers that produce the entries themselves in
+ * key order (a filter of the base, a stream): the same lock, base rules,
+ * temporary, sync, rename and map, with @p fill writing the entries. A
+ * damaged base is @p fill's to judge (it reads it); DNSNAP_PUBLISH_DROP_DAMAGED
+ * does not apply. @return as dnsnap_snap_publish(), or @p fill's positive value
+ * (nothing published; stats set)
+ */
+int dnsnap_snap_publish_fill(const char *path, const dnsnap_publish_opts_t *o,
+			     dnsnap_publish_fill_fn fill, void *arg, dnsnap_snap_t **map,
+			     dnsnap_publish_stats_t *stats, dnsnap_diag_t *diag);
 
 /**
  * Open and map a snapshot read-only (O(1) in entries; the file is never
@@ -548,6 +630,14 @@ uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
  * open the path again to take the new file in. One fstat().
  */
 int dnsnap_snap_changed(const dnsnap_snap_t *s);
+
+/**
+ * Whether @p path names the file @p s maps, unchanged since it was opened
+ * (the same device and inode, size and modification time): a server asks it
+ * to notice that another process published a new file at the path. One
+ * stat(). @return 1 or 0 (also when @p path names nothing)
+ */
+int dnsnap_snap_same_file(const dnsnap_snap_t *s, const char *path);
 
 /** The snapshot as a lower tier: tier = a dnsnap_snap_t *, get = dnsnap_snap_get(). */
 extern const dnsnap_tier_ops_t dnsnap_snap_tier;
@@ -688,6 +778,18 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
  */
 int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_t *progress,
 		  dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d);
+
+/**
+ * dnsnap_import()'s reading alone: the stream on @p fd, checked as
+ * dnsnap_import() checks it, its live entries added to @p w (a fill of
+ * dnsnap_snap_publish_fill() calls this: `dnsnap import` does). Nothing is
+ * committed or aborted here. @p stats: skipped (expired at @p now) and
+ * stream_bytes are set, may be NULL.
+ * @return as dnsnap_import(); after an error, abort @p w
+ */
+int dnsnap_import_into(int fd, dnsnap_snapw_t *w, uint32_t now,
+		       const dnsnap_progress_t *progress, dnsnap_snap_write_stats_t *stats,
+		       dnsnap_diag_t *d);
 
 /* ----------------------------------------------------------- L2 values */
 

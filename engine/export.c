@@ -503,7 +503,8 @@ static const char *entry_name(char *buf, size_t cap, uint64_t n, int has_count,
 }
 
 static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t announced,
-			  int has_count, uint32_t now, const dnsnap_progress_t *pr, uint64_t *expired)
+			  int has_count, uint32_t now, const dnsnap_progress_t *pr, uint64_t *expired,
+			  uint64_t *added)
 {
 	uint8_t prev[DNSNAP_KEY_MAX];
 	size_t prev_len = 0;
@@ -632,6 +633,7 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 			pr->fn(pr->arg, n, has_count ? announced : 0);
 	}
 	XXH3_freeState(xs);
+	*added = n - *expired;
 	if (e != DNSNAP_OK)
 		return e;
 	/* nothing may follow the end record, and the last frame must be whole
@@ -653,13 +655,12 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 	return DNSNAP_OK;
 }
 
-int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_t *pr,
-		  dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+int dnsnap_import_into(int fd, dnsnap_snapw_t *sw, uint32_t now, const dnsnap_progress_t *pr,
+		       dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
 {
-	if (fd < 0 || path == NULL)
+	if (fd < 0 || sw == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	rdr_t r = { .fd = fd, .d = d };
-	dnsnap_snapw_t *sw;
 	uint8_t *buf = NULL;
 	int err;
 	r.dc = ZSTD_createDCtx();
@@ -673,30 +674,47 @@ int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_
 		goto out;
 	}
 	r.ib.src = r.in;
-	uint64_t announced = 0, expired = 0;
+	uint64_t announced = 0, expired = 0, added = 0;
 	int has_count = 0;
 	if ((err = read_header(&r, &announced, &has_count)) != DNSNAP_OK)
 		goto out;
-	if ((err = dnsnap_snapw_begin(path, &sw, d)) != DNSNAP_OK)
+	err = import_records(&r, sw, buf, announced, has_count, now, pr, &expired, &added);
+	if (err != DNSNAP_OK)
 		goto out;
-	err = import_records(&r, sw, buf, announced, has_count, now, pr, &expired);
-	if (err != DNSNAP_OK) {
-		dnsnap_snapw_abort(sw);
-		goto out;
-	}
-	dnsnap_snap_write_stats_t st = { 0 };
-	if ((err = dnsnap_snapw_commit(sw, &st, d)) != DNSNAP_OK)
-		goto out;
-	st.skipped = expired;
-	st.stream_bytes = r.in_bytes;
 	if (pr != NULL && pr->fn != NULL)
-		pr->fn(pr->arg, st.entries + expired, has_count ? announced : 0);
-	if (stats != NULL)
-		*stats = st;
+		pr->fn(pr->arg, added + expired, has_count ? announced : 0);
+	if (stats != NULL) {
+		stats->skipped = expired;
+		stats->stream_bytes = r.in_bytes;
+	}
 out:
 	ZSTD_freeDCtx(r.dc);
 	dnsnap_free(r.in);
 	dnsnap_free(r.out);
 	dnsnap_free(buf);
 	return err;
+}
+
+int dnsnap_import(int fd, const char *path, uint32_t now, const dnsnap_progress_t *pr,
+		  dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	if (fd < 0 || path == NULL)
+		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
+	dnsnap_snapw_t *sw;
+	dnsnap_snap_write_stats_t st = { 0 }, is = { 0 };
+	int err = dnsnap_snapw_begin(path, &sw, d);
+	if (err != DNSNAP_OK)
+		return err;
+	err = dnsnap_import_into(fd, sw, now, pr, &is, d);
+	if (err != DNSNAP_OK) {
+		dnsnap_snapw_abort(sw);
+		return err;
+	}
+	if ((err = dnsnap_snapw_commit(sw, &st, d)) != DNSNAP_OK)
+		return err;
+	st.skipped = is.skipped;
+	st.stream_bytes = is.stream_bytes;
+	if (stats != NULL)
+		*stats = st;
+	return DNSNAP_OK;
 }

@@ -857,6 +857,16 @@ int dnsnap_snap_changed(const dnsnap_snap_t *s)
 	       st.st_mtim.tv_nsec != s->st.st_mtim.tv_nsec;
 }
 
+int dnsnap_snap_same_file(const dnsnap_snap_t *s, const char *path)
+{
+	struct stat st;
+	if (s == NULL || path == NULL || stat(path, &st) != 0)
+		return 0;
+	return st.st_dev == s->st.st_dev && st.st_ino == s->st.st_ino &&
+	       st.st_size == s->st.st_size && st.st_mtim.tv_sec == s->st.st_mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == s->st.st_mtim.tv_nsec;
+}
+
 /* ----------------------------------------------------------------- verify */
 
 typedef struct vctx {

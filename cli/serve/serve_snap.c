@@ -110,10 +110,10 @@ void reload(struct server *s, const char *why)
  * Publish SNAP: under the writers' lock, the in-memory entries merged with
  * the live ones of the file now at the path (not the one mapped: another
  * process, the old one of a deploy, may have published since), written
- * beside it, synced, renamed over it; then the new file is mapped. Lookups
- * and inserts go on meanwhile (each cache shard is copied under its read
- * lock; dnsnap_snap_merge()). A file at the path that is not a snapshot, or
- * of a newer format, is never replaced. Nothing inserted since the last
+ * beside it, synced, renamed over it; then the new file is mapped
+ * (dnsnap_snap_publish()). Lookups and inserts go on meanwhile (each cache
+ * shard is copied under its read lock). A file at the path that is not a
+ * snapshot, or of a newer format, is never replaced; a damaged one is. Nothing inserted since the last
  * publish: nothing to do. @return 0 or -1 (logged)
  */
 static uint64_t cache_inserts(struct server *s)
@@ -134,41 +134,28 @@ int publish(struct server *s, const char *why)
 		     why);
 		return 0;
 	}
+	/* under the writers' lock, merged with the file now at the path (another
+	 * process may have published since), the new file mapped before the lock
+	 * goes; a damaged file is replaced, one that is not a snapshot never */
 	dnsnap_diag_t d;
-	dnsnap_snap_lock_t *lk;
-	if (dnsnap_snap_lock(s->path, 60, &lk, &d) != DNSNAP_OK) {
-		slog(LOG_ERR, "snapshot (%s) not written: %s", why, d.msg);
-		s->snap_write_errors++;
-		return -1;
-	}
-	dnsnap_snap_t *base = NULL;
-	struct stat st;
-	if (stat(s->path, &st) == 0) {
-		int err = dnsnap_snap_open(s->path, &base, &d);
-		if (err == DNSNAP_EMAGIC || err == DNSNAP_EVERSION) {
-			slog(LOG_ERR, "snapshot (%s) not written: %s; it is left as it is", why,
-			     d.msg);
-			dnsnap_snap_unlock(lk);
-			s->snap_write_errors++;
-			return -1;
-		}
-		if (err != DNSNAP_OK)
-			slog(LOG_WARNING, "%s; replacing it with the cache's entries", d.msg);
-	}
-	dnsnap_snap_write_stats_t ws;
-	int err = dnsnap_snap_merge(s->cache, base, s->path, server_now(s), &ws, &d);
-	dnsnap_snap_close(base);
-	if (err != DNSNAP_OK) {
-		dnsnap_snap_unlock(lk);
-		slog(LOG_ERR, "snapshot (%s) not written: %s", why, d.msg);
-		s->snap_write_errors++;
-		return -1;
-	}
-	/* map what was just published (before another writer can replace it) */
+	dnsnap_publish_opts_t po = {
+		.now = server_now(s), .wait_seconds = 60,
+		.flags = DNSNAP_PUBLISH_DROP_DAMAGED | DNSNAP_PUBLISH_REPLACE_BAD,
+	};
+	dnsnap_publish_stats_t ps;
 	dnsnap_snap_t *fresh = NULL;
-	if (stat(s->path, &st) == 0 && dnsnap_snap_open(s->path, &fresh, &d) == DNSNAP_OK)
-		snap_swap(s, fresh, &st);
-	dnsnap_snap_unlock(lk);
+	int err = dnsnap_snap_publish(s->cache, s->path, &po, &fresh, &ps, &d);
+	if (err != DNSNAP_OK) {
+		slog(LOG_ERR, "snapshot (%s) not written: %s%s", why, d.msg,
+		     err == DNSNAP_EMAGIC || err == DNSNAP_EVERSION ? "; it is left as it is" : "");
+		s->snap_write_errors++;
+		return -1;
+	}
+	if (ps.base_err != 0)
+		slog(LOG_WARNING, "%s; replaced with the cache's entries", ps.base_msg);
+	if (fresh != NULL)
+		snap_swap(s, fresh, NULL); /* watch() knows it by dnsnap_snap_same_file() */
+	dnsnap_snap_write_stats_t ws = ps.write;
 	double secs = (double)(mono_us() - t0) / 1e6;
 	s->inserts_published = inserts;
 	pthread_mutex_lock(&s->snap_mu);
@@ -194,6 +181,9 @@ void watch(struct server *s)
 	struct stat st;
 	if (stat(s->path, &st) != 0)
 		return;
-	if (!file_unchanged(&st, &s->snap_st))
+	pthread_mutex_lock(&s->snap_mu);
+	int same = s->snap != NULL && dnsnap_snap_same_file(s->snap, s->path);
+	pthread_mutex_unlock(&s->snap_mu);
+	if (!same && !file_unchanged(&st, &s->snap_st))
 		reload(s, "taken in (replaced by another process)");
 }

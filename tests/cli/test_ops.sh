@@ -160,6 +160,10 @@ d1=$("$bin" info "$tmp/keep.snap" --json | sed 's/.*"digest":"\([0-9a-f]*\)".*/\
 d2=$("$bin" info "$tmp/rt.snap" --json | sed 's/.*"digest":"\([0-9a-f]*\)".*/\1/')
 ok_if "export | import: digests equal ($d1)" [ -n "$d1" ] && [ "$d1" = "$d2" ]
 expect "export --top 3" 0 "$bin" export "$tmp/keep.snap" -o "$tmp/top.dnsx" --top 3
+cp "$tmp/text" "$tmp/text2"
+expect "import: the target is not a snapshot" 2 "$bin" import "$tmp/top.dnsx" -o "$tmp/text2" \
+	--now $T && err_has "target named" "$tmp/text2: not a snapshot"
+ok_if "import: a target that is not a snapshot is left alone" cmp -s "$tmp/text" "$tmp/text2"
 expect "import --top 3" 0 "$bin" import "$tmp/top.dnsx" -o "$tmp/top.snap" --now $T
 expect "info --top 3" 0 "$bin" info "$tmp/top.snap" --json --now $T &&
 	grep -q '"entries":3,' "$tmp/out"

@@ -3,8 +3,11 @@
  * dnsnap_snap_write() and dnsnap_snap_lock()): the replaced file's mode, owner
  * and group kept, a new one 0600; a symbolic link followed and kept; a path
  * that is not a regular file refused; the writers' lock excluding a second
- * writer, following a file renamed over the path, and released by unlock.
- * Many processes at once are tests/cli/test_writers.sh's.
+ * writer, following a file renamed over the path, and released by unlock;
+ * dnsnap_snap_publish() and _fill(): the base merged, a file that is not a
+ * snapshot never replaced, a damaged base refused or dropped or replaced as
+ * the flags say, the new file handed back mapped, a fill that publishes
+ * nothing. Many processes at once are tests/cli/test_writers.sh's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -185,6 +188,218 @@ static void test_the_lock_excludes_a_second_writer(void **state)
 	dnsnap_snap_unlock(c);
 }
 
+/* ------------------------------------------------------ dnsnap_snap_publish */
+
+static uint8_t file_buf[2][1 << 20];
+
+static size_t read_file(const char *p, int k)
+{
+	FILE *f = fopen(p, "rb");
+	assert_non_null(f);
+	size_t n = fread(file_buf[k], 1, sizeof file_buf[k], f);
+	fclose(f);
+	assert_true(n < sizeof file_buf[k]);
+	return n;
+}
+
+static void write_file(const char *p, const uint8_t *b, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+static const dnsnap_publish_opts_t merge_opts = { .now = NOW + 1, .wait_seconds = 0 };
+
+static void test_publish_merges_the_file_at_the_path_and_maps_the_result(void **state)
+{
+	(void)state;
+	const char *p = path("m.snap");
+	write_snap(p, "old", 5); /* another writer's work, at the path */
+	dnsnap_cache_t *c = cache_of("new", 3);
+	dnsnap_snap_t *map = NULL;
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	assert_int_equal(dnsnap_snap_publish(c, p, &merge_opts, &map, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 8);
+	assert_int_equal(ps.write.from_base, 5);
+	assert_true(ps.base_merged);
+	assert_int_equal(ps.base_err, 0);
+	assert_non_null(map);
+	assert_true(dnsnap_snap_same_file(map, p)); /* the file just published */
+	dnsnap_snap_info_t in;
+	dnsnap_snap_info(map, &in);
+	assert_int_equal(in.entry_count, 8);
+	dnsnap_snap_close(map);
+	/* REPLACE: the cache's entries alone */
+	dnsnap_publish_opts_t o = merge_opts;
+	o.flags = DNSNAP_PUBLISH_REPLACE;
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_false(ps.base_merged);
+	assert_int_equal(entries_of(p), 3);
+	/* no file yet: made */
+	assert_int_equal(dnsnap_snap_publish(c, path("new.snap"), &merge_opts, NULL, &ps, &d),
+			 DNSNAP_OK);
+	assert_false(ps.base_merged);
+	assert_int_equal(entries_of(path("new.snap")), 3);
+	dnsnap_cache_free(c);
+}
+
+static void test_publish_never_replaces_what_is_not_a_snapshot(void **state)
+{
+	(void)state;
+	const char *p = path("text.snap");
+	static const uint8_t text[] = "a file of someone's, not a snapshot\n";
+	write_file(p, text, sizeof text - 1);
+	dnsnap_cache_t *c = cache_of("t", 2);
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	for (unsigned f = 0; f < 8; f++) { /* whatever the flags say */
+		dnsnap_publish_opts_t o = merge_opts;
+		o.flags = f;
+		assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_EMAGIC);
+		assert_non_null(strstr(d.msg, "text.snap"));
+	}
+	size_t n = read_file(p, 0);
+	assert_int_equal(n, sizeof text - 1);
+	assert_memory_equal(file_buf[0], text, n);
+	dnsnap_cache_free(c);
+}
+
+/* A copy of snapshot @p from at @p to with the value of name-@p i's address
+ * changed (one damaged entry). */
+static void damage_one(const char *from, const char *to, unsigned i)
+{
+	size_t n = read_file(from, 0);
+	/* every copy of the address (LMDB may leave a page it copied on write) */
+	const uint8_t addr[4] = { 10, 0, 0, (uint8_t)i };
+	unsigned copies = 0;
+	for (uint8_t *at = file_buf[0]; (at = memmem(at, n - (size_t)(at - file_buf[0]), addr, 4));
+	     at += 4, copies++)
+		at[3] ^= 0x40;
+	assert_true(copies > 0);
+	write_file(to, file_buf[0], n);
+}
+
+static void test_publish_keeps_a_damaged_base_unless_told(void **state)
+{
+	(void)state;
+	const char *good = path("g.snap"), *p = path("dmg.snap");
+	write_snap(good, "dmg", 6);
+	damage_one(good, p, 4);
+	size_t before = read_file(p, 1);
+	dnsnap_cache_t *c = cache_of("fresh", 2);
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	assert_int_equal(dnsnap_snap_publish(c, p, &merge_opts, NULL, &ps, &d), DNSNAP_ECHECKSUM);
+	assert_int_equal(ps.write.base_bad, 1);
+	assert_non_null(strstr(d.msg, "1 damaged entry"));
+	assert_int_equal(read_file(p, 0), before); /* untouched */
+	assert_memory_equal(file_buf[0], file_buf[1], before);
+	dnsnap_publish_opts_t o = merge_opts;
+	o.flags = DNSNAP_PUBLISH_DROP_DAMAGED;
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.base_bad, 1);
+	assert_int_equal(ps.write.entries, 2 + 5);
+	dnsnap_cache_free(c);
+}
+
+static void test_publish_replaces_an_unopenable_base_only_when_told(void **state)
+{
+	(void)state;
+	const char *p = path("cut.snap");
+	write_snap(p, "cut", 4);
+	size_t n = read_file(p, 0);
+	write_file(p, file_buf[0], n - 10); /* the trailer cut short */
+	dnsnap_cache_t *c = cache_of("whole", 3);
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	int err = dnsnap_snap_publish(c, p, &merge_opts, NULL, &ps, &d);
+	assert_true(err == DNSNAP_ETRUNC || err == DNSNAP_ECHECKSUM);
+	assert_int_equal(read_file(p, 1), n - 10);
+	dnsnap_publish_opts_t o = merge_opts;
+	o.flags = DNSNAP_PUBLISH_REPLACE_BAD;
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.base_err, err);
+	assert_non_null(strstr(ps.base_msg, "cut.snap"));
+	assert_false(ps.base_merged);
+	assert_int_equal(entries_of(p), 3);
+	dnsnap_cache_free(c);
+}
+
+static void test_publish_waits_for_the_writers_lock(void **state)
+{
+	(void)state;
+	const char *p = path("busy.snap");
+	write_snap(p, "busy", 1);
+	dnsnap_snap_lock_t *lk;
+	dnsnap_diag_t d = { 0 };
+	assert_int_equal(dnsnap_snap_lock(p, 0, &lk, &d), DNSNAP_OK);
+	dnsnap_cache_t *c = cache_of("late", 1);
+	assert_int_equal(dnsnap_snap_publish(c, p, &merge_opts, NULL, NULL, &d), -EAGAIN);
+	assert_non_null(strstr(d.msg, "another dnsnap is writing it"));
+	assert_int_equal(entries_of(p), 1);
+	dnsnap_snap_unlock(lk);
+	assert_int_equal(dnsnap_snap_publish(c, p, &merge_opts, NULL, NULL, &d), DNSNAP_OK);
+	assert_int_equal(entries_of(p), 2);
+	dnsnap_cache_free(c);
+}
+
+/* A fill: every base entry but the first @p skip, or nothing (1) with @p none */
+struct fill_arg {
+	unsigned skip, seen;
+	int none, had_base;
+	dnsnap_snapw_t *w;
+};
+
+static int copy_some(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		     size_t entry_len)
+{
+	struct fill_arg *a = arg;
+	if (a->seen++ < a->skip)
+		return 0;
+	return dnsnap_snapw_add(a->w, key, key_len, entry, entry_len, NULL) != DNSNAP_OK;
+}
+
+static int fill_some(void *arg, dnsnap_snap_t *base, dnsnap_snapw_t *w,
+		     dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	struct fill_arg *a = arg;
+	(void)stats, (void)d;
+	a->had_base = base != NULL;
+	if (a->none)
+		return 1;
+	a->w = w;
+	return base == NULL ? DNSNAP_OK : dnsnap_snap_foreach(base, copy_some, a);
+}
+
+static void test_publish_fill_filters_the_base_or_publishes_nothing(void **state)
+{
+	(void)state;
+	const char *p = path("f.snap");
+	write_snap(p, "fill", 5);
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	struct fill_arg a = { .skip = 2 };
+	assert_int_equal(dnsnap_snap_publish_fill(p, &merge_opts, fill_some, &a, NULL, &ps, &d),
+			 DNSNAP_OK);
+	assert_true(a.had_base);
+	assert_int_equal(ps.write.entries, 3);
+	assert_int_equal(entries_of(p), 3);
+	size_t n = read_file(p, 1);
+	a = (struct fill_arg){ .none = 1 };
+	assert_int_equal(dnsnap_snap_publish_fill(p, &merge_opts, fill_some, &a, NULL, &ps, &d), 1);
+	assert_int_equal(read_file(p, 0), n);
+	assert_memory_equal(file_buf[0], file_buf[1], n); /* not rewritten */
+	dnsnap_publish_opts_t o = merge_opts;
+	o.flags = DNSNAP_PUBLISH_REPLACE;
+	a = (struct fill_arg){ 0 };
+	assert_int_equal(dnsnap_snap_publish_fill(p, &o, fill_some, &a, NULL, &ps, &d), DNSNAP_OK);
+	assert_false(a.had_base);
+	assert_int_equal(entries_of(p), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -204,6 +419,12 @@ int main(void)
 		cmocka_unit_test(test_a_symbolic_link_is_followed_and_stays),
 		cmocka_unit_test(test_a_path_that_is_not_a_regular_file_is_refused),
 		cmocka_unit_test(test_the_lock_excludes_a_second_writer),
+		cmocka_unit_test(test_publish_merges_the_file_at_the_path_and_maps_the_result),
+		cmocka_unit_test(test_publish_never_replaces_what_is_not_a_snapshot),
+		cmocka_unit_test(test_publish_keeps_a_damaged_base_unless_told),
+		cmocka_unit_test(test_publish_replaces_an_unopenable_base_only_when_told),
+		cmocka_unit_test(test_publish_waits_for_the_writers_lock),
+		cmocka_unit_test(test_publish_fill_filters_the_base_or_publishes_nothing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
