@@ -158,6 +158,42 @@ int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint3
 			dnsnap_diag_t *diag);
 
 /**
+ * Encode a DNS response as dnsnap_cache_insert() would insert it, without
+ * inserting it: the key and entry of dnsnap_msg_encode(), with the cache's
+ * TTL policy applied (the entry's Expiry capped by max_ttl, or by
+ * max_neg_ttl for NXDOMAIN and NODATA, raised to min_ttl; @p out->ttl is
+ * the result). One encoding then serves everything a miss needs: insert it
+ * (dnsnap_cache_insert_encoded()), answer the clients that waited from it
+ * (dnsnap_cache_answer_entry()), seal it for a shared store
+ * (dnsnap_l2_value_seal()): the policy is applied once, to all of them.
+ *
+ * @param out  the caller's buffer (one per thread)
+ * @return DNSNAP_OK; DNSNAP_ENOTCACHE when the TTL is 0 after the policy
+ *         (nothing to cache; @p out still holds the entry, which may answer
+ *         the clients that asked); an error of dnsnap_msg_encode() with diag
+ */
+int dnsnap_cache_encode(const dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
+			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *out,
+			dnsnap_diag_t *diag);
+
+/**
+ * Insert what dnsnap_cache_encode() made: the keep rule, the limits and the
+ * return values of dnsnap_cache_insert(). The bytes are copied.
+ */
+int dnsnap_cache_insert_encoded(dnsnap_cache_t *c, const dnsnap_encoded_t *e);
+
+/**
+ * Answer @p q from @p entry, not looked up (the one dnsnap_cache_encode()
+ * just made, or a checked value from a shared store), as the cache answers
+ * its own: its min_ttl, max_ttl and our_udp_size, no rotation
+ * (dnsnap_answer_build() with those options). No allocation.
+ * @return as dnsnap_answer_build()
+ */
+int dnsnap_cache_answer_entry(const dnsnap_cache_t *c, const dnsnap_query_t *q,
+			      const uint8_t *entry, size_t entry_len, uint32_t now,
+			      uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
+
+/**
  * Insert an already encoded key and entry (from a snapshot or an export
  * stream: validate them first). The bytes are copied; the entry's Hits field
  * becomes the starting value of its live hit counter.
@@ -479,10 +515,22 @@ void dnsnap_snap_unlock(dnsnap_snap_lock_t *lock);
 					 * that error is returned and nothing is written */
 
 typedef struct dnsnap_publish_opts {
-	uint32_t now;            /* Unix seconds: entries expired at now are left out */
+	uint32_t now;            /* Unix seconds: entries expired at now are left out ... */
+	uint32_t stale_window;   /* ... but those expired less than this many seconds ago
+				  * (serve-stale across a restart, RFC 8767; 0: none) */
 	int wait_seconds;        /* for the writers' lock (dnsnap_snap_lock()): 0 = do not
 				  * wait, negative = without bound */
 	unsigned flags;          /* DNSNAP_PUBLISH_* */
+	uint64_t max_bytes;      /* at most this much, as the memory cache counts its bytes
+				  * (dnsnap_cache_opts_t.max_bytes: allocations and index),
+				  * is written: when the cache and the base hold more, the
+				  * most valuable entries (most hits, then most time left;
+				  * ties: the first in key order); 0: no bound */
+	/* entries for which this returns non-zero are left out, the cache's and the
+	 * base's (a flush: what an operator removed stays removed); NULL: none */
+	int (*exclude)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		       size_t entry_len);
+	void *exclude_arg;
 } dnsnap_publish_opts_t;
 
 typedef struct dnsnap_publish_stats {
@@ -493,6 +541,9 @@ typedef struct dnsnap_publish_stats {
 				  * DNSNAP_E* code; DNSNAP_PUBLISH_REPLACE_BAD) and was
 				  * replaced without being read */
 	char base_msg[256];      /* ... why, as dnsnap_snap_open() said it */
+	uint64_t excluded;       /* left out by o->exclude */
+	uint64_t over_bound;     /* left out by o->max_bytes (the least valuable) */
+	uint64_t stale;          /* written expired, within o->stale_window */
 } dnsnap_publish_stats_t;
 
 /**
@@ -542,8 +593,9 @@ typedef int (*dnsnap_publish_fill_fn)(void *arg, dnsnap_snap_t *base, dnsnap_sna
  * dnsnap_snap_publish() for writers that produce the entries themselves in
  * key order (a filter of the base, a stream): the same lock, base rules,
  * temporary, sync, rename and map, with @p fill writing the entries. A
- * damaged base is @p fill's to judge (it reads it); DNSNAP_PUBLISH_DROP_DAMAGED
- * does not apply. @return as dnsnap_snap_publish(), or @p fill's positive value
+ * damaged base is @p fill's to judge (it reads it); DNSNAP_PUBLISH_DROP_DAMAGED,
+ * stale_window, max_bytes and exclude do not apply (what to write is the
+ * fill's). @return as dnsnap_snap_publish(), or @p fill's positive value
  * (nothing published; stats set)
  */
 int dnsnap_snap_publish_fill(const char *path, const dnsnap_publish_opts_t *o,

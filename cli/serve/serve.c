@@ -643,7 +643,7 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, &prev);
 	enum {
 		O_UPSTREAM = 0x100, O_TIMEOUT, O_TRIES, O_0X20, O_OUTSTANDING, O_MAX_BYTES,
-		O_STALE, O_ALLOW, O_USER, O_EVERY, O_METRICS, O_LOG_LEVEL,
+		O_STALE, O_ALLOW, O_USER, O_EVERY, O_SNAP_MAX, O_METRICS, O_LOG_LEVEL,
 		O_L2, O_L2_REPLICA, O_L2_PREFIX, O_L2_WAIT, O_L2_AUTH, O_L2_QUEUE,
 	};
 	static const struct option longopts[] = {
@@ -661,6 +661,7 @@ int cmd_serve(int argc, char **argv)
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "user", required_argument, NULL, O_USER },
 		{ "snapshot-every", required_argument, NULL, O_EVERY },
+		{ "snapshot-max-bytes", required_argument, NULL, O_SNAP_MAX },
 		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "log-level", required_argument, NULL, O_LOG_LEVEL },
 		{ "l2", required_argument, NULL, O_L2 },
@@ -771,6 +772,14 @@ int cmd_serve(int argc, char **argv)
 		case O_USER:
 			user = optarg;
 			break;
+		case O_SNAP_MAX:
+			if (size_arg("--snapshot-max-bytes", optarg, &s->snap_max_bytes))
+				goto out_free;
+			if (s->snap_max_bytes < (1u << 20)) {
+				fail(CMD, NULL, "--snapshot-max-bytes: at least 1M, not %s", optarg);
+				goto out_free;
+			}
+			break;
 		case O_EVERY:
 			if (number(CMD, "--snapshot-every", optarg, 86400 * 7, &v))
 				goto out_free;
@@ -822,6 +831,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!forwarding) {
 		static const char *const fwd_only[] = { "--serve-stale", "--snapshot-every",
+							"--snapshot-max-bytes",
 							"--upstream-timeout", "--upstream-tries",
 							"--upstream-0x20", "--max-outstanding",
 							"--l2" /* and every --l2-... */, NULL };

@@ -242,6 +242,7 @@ struct server {
 	uint32_t serve_stale;    /* --serve-stale seconds, 0: off */
 	unsigned snapshot_every; /* seconds, 0: at exit only */
 	uint64_t max_bytes;
+	uint64_t snap_max_bytes; /* --snapshot-max-bytes, 0: --max-bytes */
 	/* the mapped snapshot (the main thread swaps it; collect() reads it) */
 	pthread_mutex_t snap_mu;
 	dnsnap_snap_t *snap;
