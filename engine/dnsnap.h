@@ -308,15 +308,22 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
 /*
  * Threads: every dnsnap_cache_* call may run concurrently with any other on
  * the same cache, except dnsnap_cache_free(). The cache is split into shards
- * by key hash; a lookup takes its shard's lock in shared (read) mode only, so
- * lookups never wait for each other, and updates the hit counter and the
- * CLOCK bit with relaxed atomics. Inserts and removals take their shard's
- * lock exclusively for the index update only (encoding and allocation happen
- * before). An entry is never freed while a lookup reads it. A lookup that
- * reaches the lower tier holds the tier's lock in shared mode while it uses
- * it; dnsnap_cache_set_tier() takes it exclusively (new lookups wait for it
- * rather than starve it), so it returns once the lookups in the old tier are
- * done.
+ * by key hash. A lookup takes no lock: it counts itself in its thread's
+ * reader slot (one cache line per thread, at most 64 slots, more threads
+ * share them) and checks its shard's writing flag; only while an insert or a
+ * removal updates that shard's index does it wait (it sleeps on the shard's
+ * lock, then tries again). So lookups never wait for each other and write no
+ * cache line another thread's lookups write; they update the entry's hit
+ * counter and CLOCK bit with relaxed atomics. Inserts and removals encode
+ * and allocate first, then take their shard's lock exclusively for the index
+ * update alone, raise its writing flag and wait until no reader slot counts
+ * a lookup in that shard. An entry is never freed while a lookup reads it.
+ * dnsnap_cache_foreach() and the snapshot writers copy one shard's index at
+ * a time under its read lock: inserts into that shard wait, lookups do not.
+ * A lookup that reaches the lower tier holds the tier's lock in shared mode
+ * while it uses it; dnsnap_cache_set_tier() takes it exclusively (new
+ * lookups wait for it rather than starve it), so it returns once the
+ * lookups in the old tier are done.
  */
 
 /* -------------------------------------------------------------- progress */
@@ -449,6 +456,27 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats,
 /** Give up: remove the temporary, free @p w. @p path is untouched. Accepts NULL. */
 void dnsnap_snapw_abort(dnsnap_snapw_t *w);
 
+/** The writers' lock (dnsnap_snap_lock()): opaque. */
+typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
+
+/**
+ * The file @p path finally names: symbolic links followed (at most 40 hops),
+ * a relative link read from its link's directory. The file need not exist
+ * (a dangling link gives its target). Publishing writes its temporary beside
+ * this file and renames over it, so a link stays a link; the lock is taken
+ * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
+ */
+int dnsnap_path_target(const char *path, char *out, size_t cap);
+
+/**
+ * Why a file could not be created at @p path (or a temporary beside it),
+ * creating it having failed with @p err (an errno value): one phrase for a
+ * message, such as "cannot create: directory /x does not exist", naming the
+ * directory at fault (it is looked at). Every writer's message uses it.
+ * @return @p out
+ */
+const char *dnsnap_path_create_error(const char *path, int err, char *out, size_t cap);
+
 /**
  * The writers' lock: a read-modify-write of a snapshot (merge into it, filter
  * it, replace it) holds it from before it opens the old file until after it
@@ -473,26 +501,6 @@ void dnsnap_snapw_abort(dnsnap_snapw_t *w);
  *         "PATH: another dnsnap is writing it"); DNSNAP_EINVAL when @p path
  *         exists and is not a regular file; -errno (no access, ...)
  */
-typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
-
-/**
- * The file @p path finally names: symbolic links followed (at most 40 hops),
- * a relative link read from its link's directory. The file need not exist
- * (a dangling link gives its target). Publishing writes its temporary beside
- * this file and renames over it, so a link stays a link; the lock is taken
- * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
- */
-int dnsnap_path_target(const char *path, char *out, size_t cap);
-
-/**
- * Why a file could not be created at @p path (or a temporary beside it),
- * creating it having failed with @p err (an errno value): one phrase for a
- * message, such as "cannot create: directory /x does not exist", naming the
- * directory at fault (it is looked at). Every writer's message uses it.
- * @return @p out
- */
-const char *dnsnap_path_create_error(const char *path, int err, char *out, size_t cap);
-
 int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **out,
 		     dnsnap_diag_t *diag);
 
