@@ -21,15 +21,24 @@
  *   until its timeout. A reply with TC=1 is asked again over TCP of the same
  *   upstream (a TCP reply with TC=1 is an error).
  * - Attempts: timeout_ms each, at most tries in all, each on the next usable
- *   upstream. SERVFAIL, REFUSED, NOTIMP, FORMERR, a malformed reply, ICMP
- *   errors and TCP failures count as that upstream's error and the next
- *   attempt goes on; NOERROR and NXDOMAIN are answers.
- * - Health: an upstream with 3 failures (timeouts or errors) in a row is
- *   down for 1 s, then 2, 4 ... at most 30 s; when its time is up one query
- *   tries it, and one answer makes it healthy. A timeout while the upstream
- *   answered other queries does not count. Upstreams are tried in the order
- *   given, skipping those down (when all are down, the one down the longest
- *   is tried). Every change is told to the log() hook.
+ *   upstream. NOERROR and NXDOMAIN are answers. Any other RCODE (SERVFAIL,
+ *   REFUSED, NOTIMP, FORMERR ...), a malformed reply, ICMP errors and TCP
+ *   failures count as that upstream's error (stats) and the next attempt
+ *   goes on.
+ * - Health: whether an upstream answers at all, not whether it can resolve
+ *   a name. An upstream is marked down after 3 failures in a row that are
+ *   its own: connection errors (ICMP port or host unreachable, a TCP
+ *   connection refused, reset or closed early), garbage over TCP (a reply
+ *   for another query, TC=1), and timeouts while it accepted no reply to
+ *   anything else, each for another key (one name timing out again and
+ *   again is that name's failure). A reply with any RCODE shows it alive:
+ *   a name's SERVFAIL or REFUSED moves the query to the next upstream but
+ *   never marks the upstream down, and a reply ends the run of failures.
+ *   Down is 1 s, then 2, 4 ... at most 30 s; when its time is up one query
+ *   tries it, and one accepted reply makes it healthy. Failures of this host
+ *   (no socket or descriptor left, no memory) are nobody's. Upstreams are
+ *   tried in the order given, skipping those down (when all are down, the
+ *   one down the longest is tried). Every change is told to the log() hook.
  * - Bounds: at most max_outstanding submissions held at once (queries in
  *   flight, each with one socket, and submissions the loop has not taken
  *   yet); dnsnap_fwd_submit() refuses more. A submission holds one of those

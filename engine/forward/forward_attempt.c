@@ -13,9 +13,12 @@
  *   attempt as that upstream's error.
  * - Deadlines (monotonic milliseconds) sit in a binary min-heap; the loop
  *   sleeps until the earliest (dnsnap_fwd_timeout_ms()).
- * - Health: an answer makes the upstream healthy; an error counts against
- *   it, and so does a timeout unless it accepted a reply to another query
- *   since the attempt was sent.
+ * - Each end of an attempt is one of four kinds for health: a reply (any
+ *   RCODE: the upstream is alive), the upstream's failure (counted towards
+ *   marking it down), a timeout (the upstream's only when it accepted no
+ *   reply to anything since the attempt was sent, and only once per key in
+ *   a run of failures), or this host's failure (no descriptor, no memory:
+ *   nobody's).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -39,7 +42,7 @@
 #define RCODE_NOERROR 0
 #define RCODE_NXDOMAIN 3
 
-enum { END_TIMEOUT, END_ERROR, END_LOCAL };
+enum { END_TIMEOUT, END_ERROR, END_RCODE, END_LOCAL };
 
 static const uint32_t lat_bounds_us[DNSNAP_FWD_LATENCY_N] = DNSNAP_FWD_LATENCY_BOUNDS_US;
 
@@ -188,7 +191,7 @@ static void end_probe(struct up_state *u, struct fq *x)
 	x->probe = 0;
 }
 
-/* An accepted answer (NOERROR, NXDOMAIN): the upstream is healthy. */
+/* An accepted reply, whatever its RCODE: the upstream answers. */
 static void health_alive(dnsnap_fwd_t *f, struct fq *x)
 {
 	struct up_state *u = &f->up[x->up];
@@ -223,10 +226,10 @@ static void describe_run(const struct up_state *u, char *out, size_t cap)
 }
 
 /*
- * A failure of @p x's upstream (@p why: NULL for a timeout). While it is
- * up: one more in its run, down at FAILS_TO_DOWN. While down: its probe's
- * failure doubles the time down; other queries' failures (sent before)
- * change nothing.
+ * A failure of @p x's upstream's own (@p why: NULL for a timeout). While it
+ * is up: one more in its run (a timeout only for a key not counted in the
+ * run yet), down at FAILS_TO_DOWN. While down: its probe's failure doubles
+ * the time down; other queries' failures (sent before) change nothing.
  */
 static void health_fail(dnsnap_fwd_t *f, struct fq *x, const char *why)
 {
@@ -244,7 +247,10 @@ static void health_fail(dnsnap_fwd_t *f, struct fq *x, const char *why)
 		return;
 	}
 	if (why == NULL) {
-		u->fail_timeouts++;
+		for (unsigned i = 0; i < u->fail_timeouts; i++)
+			if (u->fail_keys[i] == x->hash)
+				return;
+		u->fail_keys[u->fail_timeouts++] = x->hash;
 	} else {
 		snprintf(u->fail_why, sizeof u->fail_why, "%s", why);
 	}
@@ -289,6 +295,13 @@ static int pick_upstream(dnsnap_fwd_t *f, struct fq *x, uint64_t now)
 	return longest;
 }
 
+/* Whether errno value @p e is this host's failure, not the upstream's. */
+static int local_errno(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM || e == EAGAIN ||
+	       e == ENOSPC || e == EAFNOSUPPORT || e == EINVAL;
+}
+
 /* ---------------------------------------------------------------- attempts */
 
 void dnsnap__fwd_close_attempt(dnsnap_fwd_t *f, struct fq *x)
@@ -318,7 +331,7 @@ static void end_attempt(dnsnap_fwd_t *f, struct fq *x, int how, const char *why)
 	 * (a broken delegation behind a working resolver), not the upstream's:
 	 * it does not count towards marking it down, or any client could move
 	 * every query to the next upstream by asking for a broken name. */
-	if (how != END_TIMEOUT || u->last_reply_us <= x->sent_us)
+	if (how == END_ERROR || (how == END_TIMEOUT && u->last_reply_us <= x->sent_us))
 		health_fail(f, x, how == END_ERROR ? why : NULL);
 	else
 		end_probe(u, x);
@@ -330,7 +343,7 @@ static void end_errno(dnsnap_fwd_t *f, struct fq *x, const char *proto, int e)
 {
 	char why[96];
 	snprintf(why, sizeof why, "%s: %s", proto, strerror(e));
-	end_attempt(f, x, END_ERROR, why);
+	end_attempt(f, x, local_errno(e) ? END_LOCAL : END_ERROR, why);
 }
 
 static int watch(dnsnap_fwd_t *f, struct fq *x, int op, uint32_t events)
@@ -431,9 +444,13 @@ void dnsnap__fwd_next_attempt(dnsnap_fwd_t *f, struct fq *x)
 		/* no socket, or the send failed: an error, the upstream's or ours */
 		INC(f->up[x->up].errors);
 		x->any_error = 1;
-		char why[96];
-		snprintf(why, sizeof why, "UDP: %s", strerror(e));
-		health_fail(f, x, why);
+		if (local_errno(e)) {
+			end_probe(&f->up[x->up], x);
+		} else {
+			char why[96];
+			snprintf(why, sizeof why, "UDP: %s", strerror(e));
+			health_fail(f, x, why);
+		}
 	}
 	dnsnap__fwd_finish(f, x, x->any_error ? DNSNAP_FWD_FAILED : DNSNAP_FWD_TIMEOUT, x->err,
 			   x->err_len);
@@ -458,6 +475,7 @@ static void got_reply(dnsnap_fwd_t *f, struct fq *x, const uint8_t *r, size_t n,
 			end_attempt(f, x, END_ERROR, "TCP: a reply with TC=1");
 			return;
 		}
+		health_alive(f, x);
 		INC(u->tcp_fallbacks);
 		dnsnap__fwd_close_attempt(f, x);
 		int e = tcp_start(f, x);
@@ -465,8 +483,8 @@ static void got_reply(dnsnap_fwd_t *f, struct fq *x, const uint8_t *r, size_t n,
 			end_errno(f, x, "TCP", e);
 		return;
 	}
+	health_alive(f, x);
 	if (rcode == RCODE_NOERROR || rcode == RCODE_NXDOMAIN) {
-		health_alive(f, x);
 		INC(u->answers);
 		add_latency(u, dnsnap__fwd_now_us() - x->sent_us);
 		/* over TCP r is x->tcp_buf, which close_attempt() would free */
@@ -477,7 +495,7 @@ static void got_reply(dnsnap_fwd_t *f, struct fq *x, const uint8_t *r, size_t n,
 		dnsnap_free(keep);
 		return;
 	}
-	/* SERVFAIL, REFUSED ...: that upstream's error */
+	/* SERVFAIL, REFUSED ...: about the name, not the upstream */
 	uint8_t *copy = dnsnap_malloc(n);
 	if (copy != NULL) {
 		memcpy(copy, r, n);
@@ -485,9 +503,7 @@ static void got_reply(dnsnap_fwd_t *f, struct fq *x, const uint8_t *r, size_t n,
 		x->err = copy;
 		x->err_len = n;
 	}
-	char why[32];
-	snprintf(why, sizeof why, "RCODE %u", rcode);
-	end_attempt(f, x, END_ERROR, why);
+	end_attempt(f, x, END_RCODE, NULL);
 }
 
 static void on_udp(dnsnap_fwd_t *f, struct fq *x)

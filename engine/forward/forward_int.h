@@ -29,6 +29,7 @@ struct up_state {
 	/* health: the loop's alone */
 	unsigned fails;             /* its own failures in a row */
 	unsigned fail_timeouts;     /* of them, timeouts */
+	uint64_t fail_keys[FAILS_TO_DOWN]; /* the keys (hashes) whose timeouts counted */
 	char fail_why[96];          /* the last error's reason: "UDP: Connection refused" */
 	uint64_t down_until;        /* ms; 0: up */
 	uint64_t down_since;        /* ms, when it went down */

@@ -908,6 +908,52 @@ static void test_three_timeouts_mark_an_upstream_down(void **state)
 	fake_stop(ups[1]);
 }
 
+/* A name the upstream refuses (a zone transfer asked of a resolver) is an
+ * answer about that name: the attempts go on, the upstream stays up. */
+static void test_refused_for_one_name_leaves_the_upstream_up(void **state)
+{
+	(void)state;
+	struct fake *a = fake_start(M_REFUSED);
+	dnsnap_fwd_t *f = start(&a, 1, 5000, 3, 0, 0, 0);
+	submit(f, "axfr.example", 1, DNSNAP_FWD_QUEUED);
+	rec_wait(1, 0);
+	assert_int_equal(rec.result[0], DNSNAP_FWD_FAILED);
+	assert_true(rec.had_reply[0]);
+	assert_int_equal(rec.reply[0][3] & 0x0f, 5);
+	assert_int_equal(atomic_load(&a->udp_seen), 3);
+	dnsnap_fwd_stats_t *st = stats(f);
+	assert_int_equal(st->up[0].errors, 3);
+	assert_int_equal(st->up[0].healthy, 1);
+	assert_int_equal(rec.nlog, 0);
+	fwd_free_and_stop(f, a);
+}
+
+/* One unresolvable name, asked three times over (three timeouts each), with
+ * nothing else asked meanwhile, leaves the upstream up: the same key timing
+ * out again is no new sign that the upstream is gone. */
+static void test_one_unresolvable_name_leaves_the_upstream_up(void **state)
+{
+	(void)state;
+	struct fake *a = fake_start(M_BROKEN);
+	dnsnap_fwd_t *f = start(&a, 1, 100, 3, 0, 0, 0);
+	submit(f, "fine1.example", 1, DNSNAP_FWD_QUEUED);
+	rec_wait(1, 0);
+	assert_int_equal(rec.result[0], DNSNAP_FWD_ANSWER);
+	for (int i = 1; i <= 3; i++) {
+		submit(f, "broken.example", 2, DNSNAP_FWD_QUEUED);
+		rec_wait(i + 1, 0);
+		assert_int_equal(rec.result[i], DNSNAP_FWD_TIMEOUT);
+		assert_int_equal(stats(f)->up[0].healthy, 1);
+	}
+	assert_int_equal(atomic_load(&a->udp_seen), 1 + 9);
+	assert_int_equal(stats(f)->up[0].timeouts, 9);
+	assert_int_equal(rec.nlog, 0);
+	submit(f, "fine2.example", 3, DNSNAP_FWD_QUEUED);
+	rec_wait(5, 0);
+	assert_int_equal(rec.result[4], DNSNAP_FWD_ANSWER);
+	fwd_free_and_stop(f, a);
+}
+
 /* @p i's log() call was @p ev with the message @p fmt (printf) says. */
 static void expect_log(int i, enum dnsnap_fwd_event ev, const char *fmt, unsigned port)
 {
@@ -1080,6 +1126,8 @@ int main(void)
 		cmocka_unit_test(test_max_waiters_rejects_the_third),
 		cmocka_unit_test(test_three_timeouts_mark_an_upstream_down),
 		cmocka_unit_test(test_timeouts_of_one_name_do_not_mark_an_answering_upstream_down),
+		cmocka_unit_test(test_refused_for_one_name_leaves_the_upstream_up),
+		cmocka_unit_test(test_one_unresolvable_name_leaves_the_upstream_up),
 		cmocka_unit_test(test_a_silent_upstream_goes_down_then_up_again),
 		cmocka_unit_test(test_connection_errors_mark_an_upstream_down),
 		cmocka_unit_test(test_the_embedders_loop_drives_it),
