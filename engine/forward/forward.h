@@ -54,9 +54,10 @@
  * triggered: poll, select, epoll without EPOLLET), wait at most
  * dnsnap_fwd_timeout_ms(), then call dnsnap_fwd_process(). Those three, and
  * dnsnap_fwd_drain() and dnsnap_fwd_free() without dnsnap_fwd_start(), are
- * the loop's: one thread at a time. The hooks run in the loop's thread.
- * dnsnap_fwd_submit() and dnsnap_fwd_stats() may be called from any thread,
- * a hook included, until dnsnap_fwd_free().
+ * the loop's: one thread at a time. The hooks run in the loop's thread, one
+ * at a time; of the forwarder's calls, a hook may make dnsnap_fwd_submit()
+ * and dnsnap_fwd_stats() only, which any thread may call until
+ * dnsnap_fwd_free().
  *
  * Nothing in the loop blocks. Memory: per submission one small struct (the
  * question copied), its waiters' array once it outgrows 4, a TCP reply's
