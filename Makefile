@@ -7,7 +7,8 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Icli/l2 -Itests/helpers -MMD -MP
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/forward -Iengine/ingest \
+	   -Icli -Icli/serve -Icli/l2 -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -87,17 +88,21 @@ Q = @
 endif
 
 FORMAT_SRC = $(wildcard format/*.c)
-ENGINE_SRC = $(wildcard engine/*.c)
+# The engine: the cache, snapshots, the export stream, and the upstream client (forward.h)
+ENGINE_SRC = $(wildcard engine/*.c engine/forward/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 # The shared library is built from the same sources compiled -fPIC, in a tree of their own.
 LIB_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+# The installed headers (PREFIX/include/dnsnap/); tests/cli/test_install.sh checks that the
+# shared library exports exactly the functions they declare.
+PUBLIC_H   = format/dnsnap_format.h engine/dnsnap.h engine/forward/forward.h
 # Soname policy. SOVERSION is the ABI number, not DNSNAP_VERSION's major: while the version
 # is 0.x a minor release may break the ABI, so the soname cannot follow the version. Add 1
-# to SOVERSION in the release that breaks the ABI of engine/dnsnap.h or
-# format/dnsnap_format.h: a function removed or its parameters changed, a public struct's
-# layout or a constant's meaning changed. Adding a function keeps it. From 1.0 on,
-# SOVERSION is the version's major. The file is libdnsnap.so.SOVERSION.MINOR.PATCH; the
-# soname libdnsnap.so.SOVERSION is what programs record and ld.so looks for.
+# to SOVERSION in the release that breaks the ABI of a header of PUBLIC_H: a function
+# removed or its parameters changed, a public struct's layout or a constant's meaning
+# changed. Adding a function keeps it. From 1.0 on, SOVERSION is the version's major. The
+# file is libdnsnap.so.SOVERSION.MINOR.PATCH; the soname libdnsnap.so.SOVERSION is what
+# programs record and ld.so looks for.
 SOVERSION = 1
 SONAME    = libdnsnap.so.$(SOVERSION)
 SOFILE    = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
@@ -191,11 +196,12 @@ test-corrupt: deps                                 ## damaged snapshots through 
 tsan:                                              ## the threaded tests under TSan
 	$(MAKE) --no-print-directory BUILD=build-tsan JEMALLOC= OPT="-O1 -fsanitize=thread" \
 		build-tsan/bin/test_cache build-tsan/bin/test_snap_reliability build-tsan/bin/test_snap_pin \
-		build-tsan/bin/test_l2
+		build-tsan/bin/test_l2 build-tsan/bin/test_forward
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_reliability
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_pin
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_l2
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_forward
 
 # The same rules, another compiler and tree: BUILD=build-s390x, jemalloc only where the rules
 # name it (resolver_demo).
@@ -262,13 +268,13 @@ install: all                                       ## libraries, headers, .pc, C
 	ln -sf $(SOFILE) $(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(LIBDIR)/libdnsnap.so
 	install -m 644 $(BUILD)/libdnsnap.pc $(LIBDIR)/pkgconfig/
-	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(INCDIR)/
+	install -m 644 $(PUBLIC_H) $(INCDIR)/
 	install -m 755 $(BUILD)/dnsnap $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 doc/dnsnap.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:                                         ## remove what install put under PREFIX
 	rm -f $(LIBDIR)/libdnsnap.a $(LIBDIR)/$(SOFILE) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdnsnap.so \
-		$(LIBDIR)/pkgconfig/libdnsnap.pc $(INCDIR)/dnsnap_format.h $(INCDIR)/dnsnap.h \
+		$(LIBDIR)/pkgconfig/libdnsnap.pc $(addprefix $(INCDIR)/,$(notdir $(PUBLIC_H))) \
 		$(DESTDIR)$(PREFIX)/bin/dnsnap $(DESTDIR)$(MANDIR)/man1/dnsnap.1
 	rmdir $(INCDIR) 2>/dev/null || true
 
@@ -325,9 +331,6 @@ $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
-# The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
-$(BUILD)/bin/test_forward: $(BUILD)/cli/serve/forward.o $(BUILD)/cli/serve/forward_msg.o
-$(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward_msg.o
 # serve's metrics, log and sd_notify, and the HTTP library they open as the tool does (the
 # stubs of cli/lazy_mhd.c, not -lmicrohttpd).
 SERVE_OPS_OBJ = $(patsubst %.c,$(BUILD)/%.o,cli/serve/metrics.c cli/serve/log.c cli/serve/notify.c \
@@ -398,10 +401,12 @@ $(BUILD)/deploy_zipfload: $(BUILD)/bench/deploy/zipfload.o
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
-		 $(wildcard format/*.h engine/*.h engine/ingest/unbound.h tests/helpers/*.[ch])
+		 $(wildcard format/*.h engine/*.h engine/forward/*.h engine/ingest/unbound.h \
+			    tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $@"
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/ingest -Icli -pthread -Wall -Wextra $(WERROR) $< \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/forward -Iengine/ingest -Icli -pthread \
+		-Wall -Wextra $(WERROR) $< \
 		$(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c tests/helpers/l2drive.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -lldns -o $@
@@ -423,19 +428,12 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c en
 
 # serve's packet handler (no sockets) over the library.
 $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve/serve_reply.c cli/serve/serve.h tests/helpers/wb.c \
-			  $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h)
+			  $(FORMAT_SRC) $(ENGINE_SRC) \
+			  $(wildcard format/*.h engine/*.h engine/forward/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< cli/serve/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
-
-# The forwarder's reply checks (no sockets): cli/serve/forward_msg.c alone.
-$(BUILD)/fuzz/fuzz_upstream: tests/fuzz/fuzz_upstream.c cli/serve/forward_msg.c cli/serve/forward.h \
-			     cli/serve/metrics.h cli/serve/hist.h $(wildcard format/*.h engine/*.h)
-	@mkdir -p $(dir $@)
-	@echo "  CLANG   $@"
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< \
-		cli/serve/forward_msg.c -o $@
 
 -include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \
 	   -name '*.d' -type f -print 2>/dev/null)

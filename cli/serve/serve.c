@@ -8,8 +8,8 @@
  * serve_fwd.c (misses handed to the forwarder, its answers to the clients),
  * serve_snap.c (the snapshot mapped, published, taken in), server.h (what
  * they share), serve_reply.c (one message -> its reply, no sockets),
- * forward.c (the upstream side), metrics.c (Prometheus text and JSON),
- * log.c, notify.c (systemd).
+ * metrics.c (Prometheus text and JSON), log.c, notify.c (systemd). The
+ * upstream side is the library's forwarder (<dnsnap/forward.h>).
  *
  * Threads:
  * - per listen address, N UDP workers, each with its own socket bound with
@@ -23,8 +23,9 @@
  *   most TCP_MAX_CONNS; idle ones close after TCP_IDLE_MS) and an eventfd
  *   through which the forwarder hands back answers to TCP clients (queries
  *   on a connection may be answered out of order, RFC 7766);
- * - the forwarder's thread (forward.c): upstream queries; its done() hook
- *   (on_done() here) caches the upstream's answer and answers every waiter;
+ * - the forwarder's thread (dnsnap_fwd_start()): upstream queries; its
+ *   done() hook (on_done(), serve_fwd.c) caches the upstream's answer and
+ *   answers every waiter, its log() hook logs the upstreams' health;
  * - the metrics' HTTP thread (libmicrohttpd), with --metrics;
  * - the main thread: signals through a signalfd (blocked in every thread,
  *   so no handler runs) and a one-second tick: SIGHUP reopens SNAP; SIGUSR1
@@ -89,8 +90,10 @@ static void collect(void *arg, struct serve_stats *st)
 	st->tcp_connections = t[C_CONNS];
 	st->tcp_refused = t[C_CONN_REFUSED];
 	st->tcp_idle_closed = t[C_CONN_IDLE];
-	if (s->fwd != NULL)
-		fwd_stats(s->fwd, st);
+	if (s->fwd != NULL) {
+		st->forwarding = 1;
+		dnsnap_fwd_stats(s->fwd, &st->fwd);
+	}
 	if (s->l2_out != NULL) {
 		struct l2_stats ls;
 		memset(&ls, 0, sizeof ls);
@@ -462,7 +465,7 @@ static int number_in(const char *opt, const char *v, unsigned long long min,
 }
 
 /* ADDR[:PORT] of an upstream (port 53) */
-static int upstream_arg(const char *v, struct fwd_upstream *u)
+static int upstream_arg(const char *v, dnsnap_fwd_upstream_t *u)
 {
 	struct listener l;
 	if (parse_addr(v, &l) != 0 || listener_port(&l) == 0 || l.wildcard)
@@ -562,7 +565,7 @@ static void stop_taking(struct server *s, unsigned wait_ms)
 			pthread_join(s->workers[i].th, NULL);
 			s->workers[i].started = 0;
 		}
-	if (s->fwd != NULL && fwd_drain(s->fwd, wait_ms) != 0)
+	if (s->fwd != NULL && dnsnap_fwd_drain(s->fwd, wait_ms) != DNSNAP_OK)
 		slog(LOG_WARNING, "upstream queries still in flight after %u ms: their clients "
 		     "get SERVFAIL", wait_ms);
 }
@@ -622,7 +625,7 @@ int cmd_serve(int argc, char **argv)
 {
 	struct server *s = calloc(1, sizeof *s);
 	struct tcp *t = calloc(1, sizeof *t);
-	struct fwd_opts *fo = calloc(1, sizeof *fo);
+	dnsnap_fwd_opts_t *fo = calloc(1, sizeof *fo);
 	if (s == NULL || t == NULL || fo == NULL) {
 		free(s);
 		free(t);
@@ -715,8 +718,9 @@ int cmd_serve(int argc, char **argv)
 			s->json = 1;
 			break;
 		case O_UPSTREAM: /* repeatable: tried in this order */
-			if (fo->nup == FWD_MAX_UPSTREAMS) {
-				fail(CMD, NULL, "--upstream: at most %d servers", FWD_MAX_UPSTREAMS);
+			if (fo->nup == DNSNAP_FWD_MAX_UPSTREAMS) {
+				fail(CMD, NULL, "--upstream: at most %d servers",
+				     DNSNAP_FWD_MAX_UPSTREAMS);
 				goto out_free;
 			}
 			if (upstream_arg(optarg, &fo->up[fo->nup]))
@@ -925,19 +929,8 @@ int cmd_serve(int argc, char **argv)
 		if (check_snap_dir(s->path))
 			goto out_sockets;
 		raise_nofile();
-		s->enc = malloc(sizeof *s->enc);
-		s->enc2 = malloc(sizeof *s->enc2);
-		s->fwd_out = malloc(2 + TCP_MSG_MAX);
-		if (s->enc == NULL || s->enc2 == NULL || s->fwd_out == NULL) {
-			fail(CMD, NULL, "out of memory");
+		if (forwarder_start(s, fo))
 			goto out_sockets;
-		}
-		struct fwd_hooks hooks = { .done = on_done, .rejected = on_rejected, .arg = s };
-		char e[256];
-		if (fwd_new(fo, &hooks, &s->fwd, e, sizeof e) != 0) {
-			fail(CMD, NULL, "%s", e);
-			goto out_sockets;
-		}
 	}
 	if (lo.url != NULL) {
 		s->l2_out = malloc(2 + TCP_MSG_MAX);
@@ -1083,13 +1076,13 @@ int cmd_serve(int argc, char **argv)
 		/* the GETs still waiting go upstream, the writes queued get a second */
 		l2_stop(s, 1000);
 		if (s->fwd != NULL)
-			fwd_drain(s->fwd, fo->timeout_ms * fo->tries + 1000);
+			dnsnap_fwd_drain(s->fwd, fo->timeout_ms * fo->tries + 1000);
 	}
 	atomic_store(&s->stop, 1);
 	uint64_t one = 1;
 	if (write(s->tcp_stop_fd, &one, sizeof one) < 0)
 		slog(LOG_ERR, "eventfd: %s", strerror(errno));
-	fwd_free(s->fwd); /* what is still in flight ends with FWD_STOPPED */
+	dnsnap_fwd_free(s->fwd); /* what is still in flight ends with DNSNAP_FWD_STOPPED */
 	s->fwd = NULL;
 	if (tcp_started)
 		pthread_join(tcp_th, NULL);
@@ -1101,7 +1094,7 @@ int cmd_serve(int argc, char **argv)
 out_sockets:
 	metrics_http_stop(s->metrics);
 	l2_stop(s, 0);
-	fwd_free(s->fwd);
+	dnsnap_fwd_free(s->fwd);
 	if (t->ep >= 0)
 		close(t->ep);
 	if (s->tcp_stop_fd >= 0)

@@ -1,6 +1,6 @@
 /*
- * serve_fwd.c: misses handed to the forwarder (forward.c) and its answers
- * given to the clients that waited (server.h).
+ * serve_fwd.c: misses handed to the forwarder (the library's, forward.h)
+ * and its answers given to the clients that waited (server.h).
  *
  * A miss, with --upstream, becomes a waiter: a copy of the query and where
  * to answer it. The forwarder's done() hook (on_done(), in its thread) gets
@@ -86,7 +86,7 @@ static size_t waiter_cap(const struct waiter *w)
 /* Every upstream failed (or the forwarder is full): the stale entry if
  * --serve-stale allows one, else SERVFAIL with EDE 22 (timed out) or 23. */
 static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, struct waiter *w,
-			  const dnsnap_query_t *q, enum fwd_result r, uint32_t now)
+			  const dnsnap_query_t *q, enum dnsnap_fwd_result r, uint32_t now)
 {
 	size_t len = 0;
 	if (s->serve_stale > 0) {
@@ -100,11 +100,12 @@ static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, str
 			return;
 		}
 	}
-	int timeout = r == FWD_TIMEOUT;
+	int timeout = r == DNSNAP_FWD_TIMEOUT;
 	len = serve_error(w->msg, w->len, 2 /* SERVFAIL */,
 			  timeout ? SERVE_EDE_NO_REACHABLE : SERVE_EDE_NETWORK,
 			  timeout ? "no upstream answered in time"
-			  : r == FWD_STOPPED ? "the server is stopping" : "every upstream failed",
+			  : r == DNSNAP_FWD_STOPPED ? "the server is stopping"
+			  : "every upstream failed",
 			  out);
 	bump(cnt, C_SERVFAIL_UP);
 	count_reply(cnt, SERVE_SERVFAIL, out, len);
@@ -118,14 +119,14 @@ static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, str
  * be (its own ID, question spelling, DO, CD, size); one the cache did not
  * take (TTL 0, over --max-bytes) is answered from its encoding all the same.
  */
-void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen,
-		    void *const *ws, size_t n)
+void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t rlen,
+	     void *const *ws, size_t n)
 {
 	struct server *s = arg;
 	struct tstat *cnt = &s->fwd_cnt;
 	uint32_t now = server_now(s);
 	int have_entry = 0;
-	if (r == FWD_ANSWER) {
+	if (r == DNSNAP_FWD_ANSWER) {
 		dnsnap_diag_t d;
 		if (dnsnap_msg_encode(reply, rlen, now, NULL, 0, s->enc, &d) == DNSNAP_OK) {
 			have_entry = 1;
@@ -137,7 +138,7 @@ void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen,
 			}
 		} else {
 			slog(LOG_INFO, "an upstream answer the cache cannot read: %s", d.msg);
-			r = FWD_FAILED;
+			r = DNSNAP_FWD_FAILED;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -148,7 +149,7 @@ void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen,
 			free(w); /* cannot be: it parsed before it was handed over */
 			continue;
 		}
-		if (r != FWD_ANSWER) {
+		if (r != DNSNAP_FWD_ANSWER) {
 			answer_failed(s, cnt, s->fwd_out, w, &q, r, now);
 			continue;
 		}
@@ -185,7 +186,7 @@ int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t
 		err = dnsnap_answer_build(q, entry, entry_len, &ao, out, cap, &len);
 	}
 	if (err != DNSNAP_OK) {
-		answer_failed(s, cnt, out, w, q, FWD_FAILED, now);
+		answer_failed(s, cnt, out, w, q, DNSNAP_FWD_FAILED, now);
 		return -1;
 	}
 	count_reply(cnt, SERVE_HIT, out, len);
@@ -193,7 +194,7 @@ int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t
 	return 0;
 }
 
-/* rejected() of the forwarder: a waiter it could not take (FWD_KEY_FULL):
+/* rejected() of the forwarder: a waiter it could not take (DNSNAP_FWD_KEY_FULL):
  * a stale answer if there is one, else dropped. */
 static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 			  const dnsnap_query_t *q, int why)
@@ -213,7 +214,7 @@ static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 			return;
 		}
 	}
-	bump(cnt, C_DROP + (why == FWD_KEY_FULL ? DROP_WAITERS : DROP_OVERLOAD));
+	bump(cnt, C_DROP + (why == DNSNAP_FWD_KEY_FULL ? DROP_WAITERS : DROP_OVERLOAD));
 	if (w->tcp)
 		waiter_answer(s, cnt, &cnt->lat_up, w, NULL, 0); /* the connection stops waiting */
 	else
@@ -233,12 +234,41 @@ void on_rejected(void *arg, void *waiter, int why)
 	drop_or_stale(s, &s->fwd_cnt, w, &q, why);
 }
 
+/* log() of the forwarder: an upstream marked down is a warning, the rest news. */
+void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *msg)
+{
+	(void)arg;
+	(void)upstream;
+	slog(ev == DNSNAP_FWD_DOWN ? LOG_WARNING : LOG_INFO, "%s", msg);
+}
+
+/* The forwarder for @p fo's upstreams, its loop in a thread of the library,
+ * and on_done()'s buffers. @return 0, or EXIT_USAGE (said) */
+int forwarder_start(struct server *s, const dnsnap_fwd_opts_t *fo)
+{
+	s->enc = malloc(sizeof *s->enc);
+	s->enc2 = malloc(sizeof *s->enc2);
+	s->fwd_out = malloc(2 + TCP_MSG_MAX);
+	if (s->enc == NULL || s->enc2 == NULL || s->fwd_out == NULL)
+		return fail("serve", NULL, "out of memory");
+	dnsnap_fwd_hooks_t hooks = {
+		.done = on_done, .rejected = on_rejected, .log = on_fwd_log, .arg = s,
+	};
+	dnsnap_diag_t d;
+	if (dnsnap_fwd_new(fo, &hooks, &s->fwd, &d) != DNSNAP_OK)
+		return fail("serve", NULL, "%s", d.msg);
+	int err = dnsnap_fwd_start(s->fwd);
+	if (err != DNSNAP_OK)
+		return fail("serve", NULL, "cannot start the forwarder's thread: %s", strerror(-err));
+	return 0;
+}
+
 /* A miss to the upstream (any thread; @p cnt the caller's). */
 void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
 		      const dnsnap_query_t *q)
 {
-	if (fwd_submit(s->fwd, q, w) != FWD_QUEUED)
-		drop_or_stale(s, cnt, w, q, FWD_FULL);
+	if (dnsnap_fwd_submit(s->fwd, q, w) != DNSNAP_FWD_QUEUED)
+		drop_or_stale(s, cnt, w, q, DNSNAP_FWD_FULL);
 }
 
 /* A miss of memory and map: to the second level when there is one and it

@@ -1,9 +1,10 @@
 /*
  * server.h: what the files of `dnsnap serve` share (serve.c: the command,
  * options, setup, main loop and stop; serve_net.c: the UDP workers, the TCP
- * thread and --allow; serve_fwd.c: misses handed to the forwarder and its
- * answers; serve_snap.c: the snapshot mapped, published and taken in). The
- * threads and the stop are described at the top of serve.c.
+ * thread and --allow; serve_fwd.c: misses handed to the forwarder (the
+ * library's, forward.h) and its answers; serve_snap.c: the snapshot mapped,
+ * published and taken in). The threads and the stop are described at the
+ * top of serve.c.
  */
 #ifndef DNSNAP_SERVE_SERVER_H
 #define DNSNAP_SERVE_SERVER_H
@@ -228,7 +229,7 @@ struct server {
 	struct cidr allow[MAX_ALLOW];
 	int nallow;
 	/* --upstream */
-	struct fwd *fwd;
+	dnsnap_fwd_t *fwd;
 	struct tstat fwd_cnt;    /* written by on_done() (the forwarder's thread) */
 	dnsnap_encoded_t *enc, *enc2;
 	uint8_t *fwd_out;        /* on_done()'s reply buffer, 2 + TCP_MSG_MAX */
@@ -296,6 +297,7 @@ void *udp_main(void *arg);
 void *tcp_main(void *arg);
 
 /* serve_fwd.c */
+int forwarder_start(struct server *s, const dnsnap_fwd_opts_t *fo);
 struct waiter *waiter_new(const uint8_t *msg, size_t len, int64_t t0);
 void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap_query_t *q);
 void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
@@ -305,9 +307,10 @@ void waiter_answer(struct server *s, struct tstat *cnt, struct hist *lat, struct
 int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t *out,
 		  struct waiter *w, const dnsnap_query_t *q, const uint8_t *entry,
 		  size_t entry_len, uint32_t now);
-void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen, void *const *ws,
-	     size_t n);
+void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t rlen,
+	     void *const *ws, size_t n);
 void on_rejected(void *arg, void *waiter, int why);
+void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *msg);
 
 /* serve_l2.c */
 void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, size_t len);

@@ -1,10 +1,11 @@
 #!/bin/sh
 # make install into a scratch DESTDIR, then use what it installed: exactly the
 # files that belong there; the shared library's soname, links and exports (the
-# public dnsnap_* functions of the two headers, nothing else); a program that
-# includes <dnsnap/dnsnap.h>, builds a cache, inserts a response and answers
-# it, then through a snapshot and the export stream, built through the
-# installed pkg-config file once against the shared library and once
+# public dnsnap_* functions of the installed headers, nothing else); a program
+# that includes <dnsnap/dnsnap.h>, builds a cache, inserts a response and
+# answers it, then through a snapshot and the export stream, and makes the
+# upstream query for it and a forwarder (<dnsnap/forward.h>), built through
+# the installed pkg-config file once against the shared library and once
 # statically; the installed tool runs; the man page renders without a warning;
 # make uninstall removes it all. Usage (from the repository root, as
 # tests/run.sh runs it):
@@ -45,6 +46,7 @@ cat >"$tmp/want" <<EOF
 .$prefix/bin/dnsnap
 .$prefix/include/dnsnap/dnsnap.h
 .$prefix/include/dnsnap/dnsnap_format.h
+.$prefix/include/dnsnap/forward.h
 .$prefix/lib/libdnsnap.a
 .$prefix/lib/libdnsnap.so
 .$prefix/lib/$soname
@@ -58,7 +60,7 @@ diff -u "$tmp/want" "$tmp/got" >"$tmp/diff" && ok "installed: $(wc -l <"$tmp/got
 [ -x "$dest/bin/dnsnap" ] || not_ok "bin/dnsnap not executable"
 
 # The shared library: its links, its soname, and its exports are the functions
-# the public headers declare (after the preprocessor, the declarations at file
+# the installed headers declare (after the preprocessor, the declarations at file
 # level), no fewer, and no more (the engine's dnsnap__* internals stay local).
 if [ "$(readlink "$lib/libdnsnap.so")" = $soname ] && [ "$(readlink "$lib/$soname")" = "$sofile" ] &&
    [ -f "$lib/$sofile" ] && [ ! -L "$lib/$sofile" ]; then
@@ -69,7 +71,10 @@ else
 fi
 got=$(readelf -d "$lib/$sofile" 2>&1 | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
 [ "$got" = $soname ] && ok "soname $got" || not_ok "soname is '$got', not $soname"
-${CC:-cc} -E -std=c11 -I"$dest/include" -include dnsnap/dnsnap.h -x c /dev/null 2>"$tmp/err" |
+headers="dnsnap.h forward.h"   # every installed header but dnsnap_format.h (dnsnap.h has it)
+# shellcheck disable=SC2046 # one -include per header
+${CC:-cc} -E -std=c11 -I"$dest/include" $(for h in $headers; do echo "-include dnsnap/$h"; done) \
+	-x c /dev/null 2>"$tmp/err" |
 python3 -c '
 import re, sys
 src = re.sub(r"^#.*$", "", sys.stdin.read(), flags=re.M)
@@ -99,7 +104,7 @@ if [ "$n" -lt 40 ]; then
 	cat "$tmp/err" >>"$tmp/declared"
 	not_ok "only $n functions found in the installed headers" "$tmp/declared"
 elif diff -u "$tmp/declared" "$tmp/exported" >"$tmp/diff"; then
-	ok "nm -D: exactly the $n functions (and tables) dnsnap.h and dnsnap_format.h declare"
+	ok "nm -D: exactly the $n functions (and tables) the installed headers declare"
 else
 	not_ok "exported (+) differ from the headers' functions (-)" "$tmp/diff"
 fi
@@ -150,7 +155,9 @@ cat >"$tmp/prog.c" <<'EOF'
 /* Uses the cache (the engine, threads), a snapshot (LMDB, xxHash) and the
  * export stream (zstd), so every library the .pc file names is needed: a
  * response is inserted, then the query is answered from the cache, from a
- * snapshot of it, and from the snapshot its export stream imports into. */
+ * snapshot of it, and from the snapshot its export stream imports into.
+ * Then the forwarder: the upstream query for it, its reply check, and a
+ * forwarder made and freed (nothing is sent). */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <stdio.h>
@@ -159,6 +166,8 @@ cat >"$tmp/prog.c" <<'EOF'
 #include <unistd.h>
 
 #include <dnsnap/dnsnap.h>
+#include <dnsnap/forward.h>
+#include <netinet/in.h>
 
 #define QNAME 3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0
 #define NOW 1800000000u
@@ -188,6 +197,44 @@ static void show(const char *from, const uint8_t *a, size_t n)
 	printf("%s: id %02x%02x, %u answer, ttl %u, %u.%u.%u.%u\n", from, a[0], a[1],
 	       (unsigned)a[7], (unsigned)(t[0] << 24 | t[1] << 16 | t[2] << 8 | t[3]),
 	       ip[0], ip[1], ip[2], ip[3]);
+}
+
+static void done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t len,
+		 void *const *waiters, size_t n)
+{
+	(void)arg, (void)r, (void)reply, (void)len, (void)waiters, (void)n;
+}
+
+static void rejected(void *arg, void *waiter, int why)
+{
+	(void)arg, (void)waiter, (void)why;
+}
+
+/* The upstream query for @p q, its own reply accepted, a forwarder for
+ * 127.0.0.1:53 made and freed. */
+static int forward(const dnsnap_query_t *q)
+{
+	uint8_t m[DNSNAP_FWD_QUERY_MAX];
+	size_t n = dnsnap_fwd_build_query(q, 0x1234, NULL, m, sizeof m);
+	if (n == 0)
+		return fail("dnsnap_fwd_build_query", DNSNAP_ENOSPC, NULL);
+	m[2] |= 0x80;   /* QR: the query as its own reply */
+	dnsnap_fwd_opts_t o = { .nup = 1 };
+	struct sockaddr_in *a = (struct sockaddr_in *)&o.up[0].addr;
+	a->sin_family = AF_INET;
+	a->sin_port = htons(53);
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	o.up[0].addr_len = sizeof *a;
+	dnsnap_fwd_hooks_t h = { .done = done, .rejected = rejected };
+	dnsnap_fwd_t *f;
+	dnsnap_diag_t d;
+	int err = dnsnap_fwd_new(&o, &h, &f, &d);
+	if (err != DNSNAP_OK)
+		return fail("dnsnap_fwd_new", err, &d);
+	printf("forward: a query of %zu bytes, its reply accepted %d, timeout %d\n", n,
+	       dnsnap_fwd_reply_matches(m, n, m, n, 0), dnsnap_fwd_timeout_ms(f));
+	dnsnap_fwd_free(f);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -250,7 +297,7 @@ int main(int argc, char **argv)
 		return fail("dnsnap_snap_answer", err, NULL);
 	show("imported", out, n);
 	dnsnap_snap_close(s);
-	return 0;
+	return forward(&q);
 }
 EOF
 cat >"$tmp/prog.want" <<EOF
@@ -258,6 +305,7 @@ dnsnap $version (entries and export stream 1.0, snapshots 2.1)
 cache: id 4321, 1 answer, ttl 200, 192.0.2.1
 snapshot: id 4321, 1 answer, ttl 100, 192.0.2.1
 imported: id 4321, 1 answer, ttl 50, 192.0.2.1
+forward: a query of 44 bytes, its reply accepted 1, timeout -1
 EOF
 "$dest/bin/dnsnap" --version >"$tmp/cli.out" 2>&1
 head -1 "$tmp/prog.want" | cmp -s - "$tmp/cli.out" &&
@@ -275,7 +323,7 @@ run() {
 	mkdir -p "$tmp/run.$name"
 	if env "$@" "$bin" "$tmp/run.$name" >"$tmp/prog.out" 2>&1 &&
 	   diff -u "$tmp/prog.want" "$tmp/prog.out" >"$tmp/diff"; then
-		ok "it runs ($name): cache, snapshot and import answer"
+		ok "it runs ($name): cache, snapshot and import answer; the forwarder's query"
 	else
 		cat "$tmp/prog.out" >>"$tmp/diff"
 		not_ok "the $name program's output (+) is not the expected (-)" "$tmp/diff"
