@@ -251,6 +251,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 int cmd_stats(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_control(int argc, char **argv);
 
 
 #endif
