@@ -663,8 +663,10 @@ int dnsnap_cache_encode(const dnsnap_cache_t *c, const uint8_t *msg, size_t len,
 	if (c == NULL || out == NULL)
 		return DNSNAP_EINVAL;
 	int err = dnsnap_msg_encode(msg, len, now, tag, tag_len, out, diag);
-	if (err != DNSNAP_OK)
+	if (err != DNSNAP_OK) {
+		out->entry_len = 0;
 		return err;
+	}
 	out->ttl = policy_ttl(c, out->entry);
 	if (out->ttl == 0) {
 		if (diag != NULL) {

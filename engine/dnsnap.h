@@ -171,6 +171,8 @@ int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint3
  * @return DNSNAP_OK; DNSNAP_ENOTCACHE when the TTL is 0 after the policy
  *         (nothing to cache; @p out still holds the entry, which may answer
  *         the clients that asked); an error of dnsnap_msg_encode() with diag
+ *         (DNSNAP_ENOTCACHE too: not a cacheable response), @p out->entry_len
+ *         then 0
  */
 int dnsnap_cache_encode(const dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
 			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *out,

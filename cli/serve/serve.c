@@ -1113,7 +1113,6 @@ out_sockets:
 			close(s->workers[i].fd);
 	free(s->workers);
 	free(s->enc);
-	free(s->enc2);
 	free(s->fwd_out);
 	free(s->l2_out);
 	free(s->l2_val);

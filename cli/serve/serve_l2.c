@@ -18,18 +18,14 @@ void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, s
 	struct server *s = arg;
 	struct waiter *w = waiter;
 	struct tstat *cnt = &s->l2_cnt;
-	dnsnap_query_t q;
+	const dnsnap_query_t *q = &w->q;
 	dnsnap_diag_t d;
-	if (dnsnap_query_parse(w->msg, w->len, NULL, 0, &q, &d) != DNSNAP_OK) {
-		free(w); /* cannot be: it parsed before it was handed over */
-		return;
-	}
 	if (status == L2_HIT) {
 		uint32_t now = server_now(s);
 		const uint8_t *e;
 		size_t el;
 		dnsnap_hdr_t h;
-		int err = dnsnap_l2_value_open(q.key, q.key_len, val, len, &e, &el, &d);
+		int err = dnsnap_l2_value_open(q->key, q->key_len, val, len, &e, &el, &d);
 		if (err == DNSNAP_OK)
 			err = dnsnap_entry_header(e, el, &h, &d);
 		if (err == DNSNAP_OK && l2_entry_refused(&h, now, d.msg, sizeof d.msg) != NULL) {
@@ -43,16 +39,16 @@ void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, s
 		} else if (h.expiry <= now) {
 			bump(cnt, C_L2_EXPIRED);
 		} else {
-			int ie = dnsnap_cache_insert_entry(s->cache, q.key, q.key_len, e, el);
+			int ie = dnsnap_cache_insert_entry(s->cache, q->key, q->key_len, e, el);
 			if (ie != DNSNAP_OK)
 				slog(LOG_DEBUG, "a second-level entry not cached: %s",
 				     dnsnap_strerror(ie));
-			if (answer_waiter(s, cnt, &cnt->lat_l2, s->l2_out, w, &q, e, el, now) == 0)
+			if (answer_waiter(s, cnt, &cnt->lat_l2, s->l2_out, w, e, el, now) == 0)
 				bump(cnt, C_HIT_L2);
 			return;
 		}
 	}
-	forward_upstream(s, cnt, w, &q);
+	forward_upstream(s, cnt, w, q);
 }
 
 /* The client's news (a connection lost or back, a slot map that failed):
@@ -63,19 +59,12 @@ void on_l2_log(void *arg, const char *msg)
 	slog(LOG_WARNING, "--l2: %s", msg);
 }
 
-void l2_write(struct server *s, const dnsnap_encoded_t *e)
+void l2_write(struct server *s, const uint8_t *key, size_t key_len, const uint8_t *val,
+	      size_t len, uint64_t pxat_ms)
 {
-	if (s->l2_val == NULL)
-		return;
-	dnsnap_hdr_t h;
-	size_t n;
-	if (dnsnap_entry_header(e->entry, e->entry_len, &h, NULL) != DNSNAP_OK ||
-	    dnsnap_l2_value_seal(e->key, e->key_len, e->entry, e->entry_len, s->l2_val,
-				 DNSNAP_L2_VALUE_MAX, &n) != DNSNAP_OK)
-		return;
 	pthread_rwlock_rdlock(&s->l2_lock);
 	if (s->l2 != NULL)
-		l2_put(s->l2, e->key, e->key_len, s->l2_val, n, (uint64_t)h.expiry * 1000);
+		l2_put(s->l2, key, key_len, val, len, pxat_ms);
 	pthread_rwlock_unlock(&s->l2_lock);
 }
 

@@ -193,6 +193,7 @@ struct waiter {
 	size_t ctl_len;          /* the reply's IP_PKTINFO, 0: none */
 	union ctl ctl;
 	int64_t t0_us;           /* received */
+	dnsnap_query_t q;        /* the query as parsed, q.msg pointing into msg */
 	size_t len;
 	uint8_t msg[];
 };
@@ -231,7 +232,7 @@ struct server {
 	/* --upstream */
 	dnsnap_fwd_t *fwd;
 	struct tstat fwd_cnt;    /* written by on_done() (the forwarder's thread) */
-	dnsnap_encoded_t *enc, *enc2;
+	dnsnap_encoded_t *enc;    /* on_done()'s one encoding of each upstream answer */
 	uint8_t *fwd_out;        /* on_done()'s reply buffer, 2 + TCP_MSG_MAX */
 	/* --l2: misses ask the second level before the upstream */
 	struct l2 *l2;           /* NULL once stopping (under l2_lock) */
@@ -298,15 +299,14 @@ void *tcp_main(void *arg);
 
 /* serve_fwd.c */
 int forwarder_start(struct server *s, const dnsnap_fwd_opts_t *fo);
-struct waiter *waiter_new(const uint8_t *msg, size_t len, int64_t t0);
+struct waiter *waiter_new(const uint8_t *msg, size_t len, const dnsnap_query_t *q, int64_t t0);
 void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap_query_t *q);
 void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
 		      const dnsnap_query_t *q);
 void waiter_answer(struct server *s, struct tstat *cnt, struct hist *lat, struct waiter *w,
 		   const uint8_t *reply, size_t len);
 int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t *out,
-		  struct waiter *w, const dnsnap_query_t *q, const uint8_t *entry,
-		  size_t entry_len, uint32_t now);
+		  struct waiter *w, const uint8_t *entry, size_t entry_len, uint32_t now);
 void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t rlen,
 	     void *const *ws, size_t n);
 void on_rejected(void *arg, void *waiter, int why);
@@ -315,7 +315,8 @@ void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *m
 /* serve_l2.c */
 void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, size_t len);
 void on_l2_log(void *arg, const char *msg);
-void l2_write(struct server *s, const dnsnap_encoded_t *e);
+void l2_write(struct server *s, const uint8_t *key, size_t key_len, const uint8_t *val,
+	      size_t len, uint64_t pxat_ms);
 void l2_stop(struct server *s, unsigned flush_ms);
 
 /* serve_snap.c */
