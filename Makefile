@@ -7,7 +7,7 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Icli/l2 -Itests/helpers -MMD -MP
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Iengine/l2 -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -107,7 +107,7 @@ LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
 INGEST_SRC = $(wildcard engine/ingest/*.c)
 INGEST_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INGEST_SRC))
-CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c cli/l2/*.c)
+CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c engine/l2/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
 # packet handler: serve test; the JSON writer, options and times: cli test) and the
@@ -338,7 +338,7 @@ $(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) $(LDLIBS_DL) -o $@
 
 # The Redis client's test and its driver (tests/e2e/l2_client.sh): cli/l2 and hiredis.
-L2_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/l2/*.c))
+L2_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard engine/l2/*.c))
 $(BUILD)/bin/test_l2: $(L2_OBJ)
 $(BUILD)/bin/test_l2: LDLIBS_TEST += $(LDLIBS_REDIS)
 $(BUILD)/l2drive: $(BUILD)/tests/helpers/l2drive.o $(L2_OBJ)

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "l2_thread.h"
+#include "l2_loop.h"
 
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000

@@ -19,7 +19,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "l2_thread.h"
+#include "l2_loop.h"
 
 #define WAKE_TAG UINT64_MAX
 #define BREAKER_FAILS 5
