@@ -102,6 +102,8 @@ static const char *parse_hostport(const char *s, size_t n, struct l2_addr *a)
 		hlen = (size_t)(close - s) - 1;
 		if (hlen == 0)
 			return "no host";
+		if (hlen >= L2_HOST_MAX)
+			return "an IPv6 address too long";
 		for (size_t i = 1; i <= hlen; i++)
 			if (!strchr("0123456789abcdefABCDEF:.", s[i]))
 				return "a bad IPv6 address";

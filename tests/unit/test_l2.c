@@ -129,13 +129,21 @@ static void test_bad_urls_are_refused_with_a_reason(void **state)
 		{"", "no URL"},
 	};
 	struct l2_url u;
-	char err[256];
+	char err[256], url[DNSNAP_L2_URL_MAX];
 	(void)state;
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		err[0] = '\0';
 		if (dnsnap__l2_url_parse(v[i].url, &u, err, sizeof err) != -1 || !strstr(err, v[i].why))
 			fail_msg("%s: '%s'", v[i].url, err);
 	}
+	/* a bracketed address longer than a host may be (fuzz_l2_url's find: it
+	 * was copied whole into the 256 bytes of the address) */
+	memset(url, '8', sizeof url - 1);
+	memcpy(url, "redis://[", 9);
+	memcpy(url + 9 + 299, "]:1", 4);
+	char long_err[DNSNAP_L2_URL_MAX + 64]; /* the message quotes the URL first */
+	assert_int_equal(dnsnap__l2_url_parse(url, &u, long_err, sizeof long_err), -1);
+	assert_non_null(strstr(long_err, "an IPv6 address too long"));
 }
 
 static void test_urls_with_a_password_do_not_echo_it(void **state)
