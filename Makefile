@@ -7,7 +7,8 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Iengine/l2 -Itests/helpers -MMD -MP
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Iengine/l2 -Icli -Icli/serve \
+	   -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -118,6 +119,7 @@ L2_SOVERSION = 1
 L2_SONAME  = libdnsnap-l2.so.$(L2_SOVERSION)
 L2_SOFILE  = $(L2_SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 L2_SO      = $(BUILD)/$(L2_SOFILE) $(BUILD)/$(L2_SONAME) $(BUILD)/libdnsnap-l2.so
+L2_LIBS    = $(BUILD)/libdnsnap-l2.a $(L2_SO)
 CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
@@ -137,7 +139,7 @@ BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(BUILD)/libdnsnap.a $(LIB_SO) $(BUILD)/libdnsnap-l2.a $(L2_SO) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
+all: $(BUILD)/libdnsnap.a $(LIB_SO) $(L2_LIBS) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
 
 # $(call install_missing,PACKAGES,WHO): apt-get install those of PACKAGES not installed
 define install_missing
@@ -260,7 +262,8 @@ bench-fleet: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/dep
 	bench/fleet/run.sh $(BUILD) $(FLEET_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
-# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>, <dnsnap/l2.h>). The ingest library
+# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>, <dnsnap/l2.h>). The ingest
+# library
 # (libdnsnap-ingest.a) is the tool's, not installed. After installing into a directory of
 # ld.so's (PREFIX=/usr/local: /usr/local/lib), run ldconfig as root.
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
@@ -461,11 +464,12 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c en
 
 # The Redis client's parsers (URLs; hiredis's reader bounded, CLUSTER SLOTS, MOVED and
 # ASK): libdnsnap-l2's sources and hiredis, nothing of libdnsnap.
-$(BUILD)/fuzz/fuzz_l2_%: tests/fuzz/fuzz_l2_%.c $(L2_SRC) $(wildcard engine/l2/*.h engine/*.h format/*.h)
+$(BUILD)/fuzz/fuzz_l2_%: tests/fuzz/fuzz_l2_%.c $(L2_SRC) \
+			  $(wildcard engine/l2/*.h engine/*.h format/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $@"
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/l2 -pthread -Wall -Wextra $(WERROR) $< $(L2_SRC) \
-		-lhiredis -o $@
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/l2 -pthread -Wall -Wextra $(WERROR) $< \
+		$(L2_SRC) -lhiredis -o $@
 L2_FUZZ = $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_l2_*.c))
 $(patsubst %,$(BUILD)/replay/%,$(L2_FUZZ)): $(BUILD)/libdnsnap-l2.a
 $(patsubst %,$(BUILD)/replay/%,$(L2_FUZZ)): LDLIBS_TEST += $(LDLIBS_REDIS)

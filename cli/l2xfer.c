@@ -129,7 +129,8 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 		 * warm snapshot */
 		fprintf(stderr, "dnsnap import: %s: no live entry under the prefix \"%s\" (%llu "
 			"keys read: %llu expired, %llu bad): %s left as it was\n", url,
-			prefix ? prefix : DNSNAP_L2_DEFAULT_PREFIX, (unsigned long long)(x.read + skipped),
+			prefix ? prefix : DNSNAP_L2_DEFAULT_PREFIX,
+			(unsigned long long)(x.read + skipped),
 			(unsigned long long)x.expired, (unsigned long long)x.bad, out);
 		rc = EXIT_NONE;
 		goto out;

@@ -151,7 +151,8 @@ static int answers_key(const dnsnap_key_t *k, const uint8_t *e, size_t n,
 			int tl = dnsnap_name_len(rr.rdata, rr.rdlen);
 			if (ch.n == CHAIN_MAX || tl < 0)
 				return dnsnap__diag(d, DNSNAP_EFIELD, base + rr.offset,
-						    "a CNAME chain of more than %d names", CHAIN_MAX);
+						    "a CNAME chain of more than %d names",
+						    CHAIN_MAX);
 			ch.name[ch.n] = rr.rdata;
 			ch.len[ch.n++] = (size_t)tl;
 			answers++;
@@ -189,7 +190,8 @@ static int policy_ok(const dnsnap_cache_opts_t *o, const dnsnap_hdr_t *h, uint32
 	uint64_t life = cap == 0 ? UINT64_MAX : (uint64_t)(cap > o->min_ttl ? cap : o->min_ttl);
 	if (rcode != 0 && rcode != 3)
 		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 12,
-				    "rcode %u: only NOERROR and NXDOMAIN answers are shared", rcode);
+				    "rcode %u: only NOERROR and NXDOMAIN answers are shared",
+				    rcode);
 	if (ahead > (int32_t)DNSNAP_L2_SKEW_S)
 		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 0,
 				    "cached %d s in the future (a clock ahead?)", (int)ahead);

@@ -179,7 +179,7 @@ int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t
 			.now = now, .max_size = lk.max_size, .our_udp_size = SERVE_UDP_MAX,
 		};
 		dnsnap_cache_opts_t co;
-		dnsnap_cache_opts_default(&co);
+		dnsnap_cache_opts_get(s->cache, &co); /* the TTLs the cache serves with */
 		ao.min_ttl = co.min_ttl;
 		ao.max_ttl = co.max_ttl;
 		err = dnsnap_answer_build(q, entry, entry_len, &ao, out, cap, &len);

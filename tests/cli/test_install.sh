@@ -318,19 +318,26 @@ fi
 # Statically, with pkg-config --static: -static makes the linker take
 # libdnsnap.a (it prefers the .so otherwise). Not with a sanitizer: its
 # runtime does not link statically.
-if [ -n "$san" ]; then
-	ok "# skip the static program (sanitizer build)"
-# shellcheck disable=SC2086 # flags are words
-elif ${CC:-cc} -std=c11 -Wall -Wextra -Werror -static -o "$tmp/prog-static" "$tmp/prog.c" \
-	$static >"$tmp/err" 2>&1; then
-	ok "a program builds statically against the installed libdnsnap.a"
-	readelf -d "$tmp/prog-static" >"$tmp/dyn" 2>&1
-	grep -q 'NEEDED' "$tmp/dyn" && not_ok "the static program needs shared libraries" "$tmp/dyn" ||
-		ok "it needs no shared library"
-	run static "$tmp/prog-static"
-else
-	not_ok "building statically against the installed library" "$tmp/err"
-fi
+# static_build PROG FLAGS WHAT RUN: PROG.c linked -static with FLAGS (against WHAT),
+# needing no shared library, run by the function RUN
+static_build() {
+	if [ -n "$san" ]; then
+		ok "# skip the static $1 (sanitizer build)"
+		return
+	fi
+	# shellcheck disable=SC2086 # flags are words
+	if ${CC:-cc} -std=c11 -Wall -Wextra -Werror -static -o "$tmp/$1-static" "$tmp/$1.c" \
+		$2 >"$tmp/err" 2>&1; then
+		ok "a program ($1) builds statically against $3"
+		readelf -d "$tmp/$1-static" >"$tmp/dyn" 2>&1
+		grep -q 'NEEDED' "$tmp/dyn" && not_ok "the static $1 needs shared libraries" "$tmp/dyn" ||
+			ok "it needs no shared library"
+		$4 static "$tmp/$1-static"
+	else
+		not_ok "building $1 statically against $3" "$tmp/err"
+	fi
+}
+static_build prog "$static" "the installed libdnsnap.a" run
 
 # ------------------------------------------------------------ libdnsnap-l2
 # The Redis client: its links and soname, what it needs (libdnsnap and
@@ -375,7 +382,7 @@ fi
 sed "s|^prefix=.*|prefix=$dest|" "$l2pc" >"$tmp/pc/libdnsnap-l2.pc"
 got=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --modversion libdnsnap-l2 2>&1)
 [ "$got" = "$version" ] && ok "pkg-config --modversion libdnsnap-l2: $got" ||
-	{ echo "$got" >"$tmp/v"; not_ok "pkg-config --modversion libdnsnap-l2 is not $version" "$tmp/v"; }
+	{ echo "$got" >"$tmp/v"; not_ok "libdnsnap-l2's --modversion is not $version" "$tmp/v"; }
 want="-I$dest/include -L$lib -ldnsnap-l2 -ldnsnap"
 l2shared=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --cflags --libs libdnsnap libdnsnap-l2 2>&1 |
 	sed 's/ *$//')
@@ -385,7 +392,10 @@ l2static=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --static --cflags --libs libdnsnap
 	2>&1 | sed 's/ *$//')
 case " $l2static " in
 *" -ldnsnap-l2 "*-lhiredis*" -ldnsnap "*-llmdb*) ok "pkg-config --static: $l2static" ;;
-*) echo "$l2static" >"$tmp/f"; not_ok "pkg-config --static: not -ldnsnap-l2 -lhiredis, then -ldnsnap and its own" "$tmp/f" ;;
+*)
+	echo "$l2static" >"$tmp/f"
+	not_ok "pkg-config --static: not -ldnsnap-l2 -lhiredis, then -ldnsnap and its own" "$tmp/f"
+	;;
 esac
 
 cat >"$tmp/l2prog.c" <<'EOF'
@@ -479,7 +489,8 @@ int main(int argc, char **argv)
 			if (got_len >= 8 && memcmp(buf + got_len - 8, "196608\r\n", 8) == 0) {
 				int hl = snprintf(buf, sizeof buf, "$%zu\r\n", vlen);
 				if (write(cfd, buf, (size_t)hl) != hl ||
-				    write(cfd, val, vlen) != (ssize_t)vlen || write(cfd, "\r\n", 2) != 2)
+				    write(cfd, val, vlen) != (ssize_t)vlen ||
+				    write(cfd, "\r\n", 2) != 2)
 					return 1;
 				got_len = 0;
 			}
@@ -531,19 +542,7 @@ fi
 # getaddrinfo() in a static program needs glibc's shared NSS modules at run
 # time (the client resolves host names in dnsnap_l2_new()): a warning, and
 # this program connects to a Unix socket.
-if [ -n "$san" ]; then
-	ok "# skip the static l2 program (sanitizer build)"
-# shellcheck disable=SC2086 # flags are words
-elif ${CC:-cc} -std=c11 -Wall -Wextra -Werror -static -o "$tmp/l2prog-static" "$tmp/l2prog.c" \
-	$l2static >"$tmp/err" 2>&1; then
-	ok "a program builds statically against libdnsnap-l2.a, libdnsnap.a and libhiredis.a"
-	readelf -d "$tmp/l2prog-static" >"$tmp/dyn" 2>&1
-	grep -q 'NEEDED' "$tmp/dyn" && not_ok "the static l2 program needs shared libraries" "$tmp/dyn" ||
-		ok "it needs no shared library"
-	run_l2 static "$tmp/l2prog-static"
-else
-	not_ok "building statically against libdnsnap-l2.a" "$tmp/err"
-fi
+static_build l2prog "$l2static" "libdnsnap-l2.a, libdnsnap.a and libhiredis.a" run_l2
 
 # The man page: groff renders it without a warning; mandoc's linter, if
 # installed, finds nothing; man finds it under the installed MANPATH.

@@ -69,30 +69,32 @@ static void test_binary_keys_hash_every_byte(void **state)
 
 /* ----------------------------------------------------------------- URLs */
 
+/* The URL parser into the test's u and err */
+#define PARSE(url) dnsnap__l2_url_parse((url), &u, err, sizeof err)
+
 static void test_good_urls_parse(void **state)
 {
 	struct l2_url u;
 	char err[256];
 	(void)state;
-	assert_int_equal(dnsnap__l2_url_parse("redis://127.0.0.1", &u, err, sizeof err), 0);
+	assert_int_equal(PARSE("redis://127.0.0.1"), 0);
 	assert_int_equal(u.kind, L2_URL_REDIS);
 	assert_string_equal(u.addr[0].host, "127.0.0.1");
 	assert_int_equal(u.addr[0].port, 6379);
 	assert_int_equal(u.db, 0);
-	assert_int_equal(dnsnap__l2_url_parse("redis://cache-1.example:7000/3", &u, err, sizeof err), 0);
+	assert_int_equal(PARSE("redis://cache-1.example:7000/3"), 0);
 	assert_string_equal(u.addr[0].host, "cache-1.example");
 	assert_int_equal(u.addr[0].port, 7000);
 	assert_int_equal(u.db, 3);
-	assert_int_equal(dnsnap__l2_url_parse("redis://[::1]:6380", &u, err, sizeof err), 0);
+	assert_int_equal(PARSE("redis://[::1]:6380"), 0);
 	assert_string_equal(u.addr[0].host, "::1");
 	assert_int_equal(u.addr[0].port, 6380);
-	assert_int_equal(dnsnap__l2_url_parse("unix:///run/redis/redis.sock?db=2", &u, err, sizeof err), 0);
+	assert_int_equal(PARSE("unix:///run/redis/redis.sock?db=2"), 0);
 	assert_int_equal(u.kind, L2_URL_UNIX);
 	assert_string_equal(u.addr[0].host, "/run/redis/redis.sock");
 	assert_int_equal(u.addr[0].port, 0);
 	assert_int_equal(u.db, 2);
-	assert_int_equal(dnsnap__l2_url_parse("redis-cluster://10.0.0.1:7000,10.0.0.2:7001,[::1]:7002", &u,
-				      err, sizeof err), 0);
+	assert_int_equal(PARSE("redis-cluster://10.0.0.1:7000,10.0.0.2:7001,[::1]:7002"), 0);
 	assert_int_equal(u.kind, L2_URL_CLUSTER);
 	assert_int_equal(u.n, 3);
 	assert_string_equal(u.addr[1].host, "10.0.0.2");
@@ -133,7 +135,7 @@ static void test_bad_urls_are_refused_with_a_reason(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		err[0] = '\0';
-		if (dnsnap__l2_url_parse(v[i].url, &u, err, sizeof err) != -1 || !strstr(err, v[i].why))
+		if (PARSE(v[i].url) != -1 || !strstr(err, v[i].why))
 			fail_msg("%s: '%s'", v[i].url, err);
 	}
 	/* a bracketed address longer than a host may be (fuzz_l2_url's find: it
@@ -151,12 +153,16 @@ static void test_urls_with_a_password_do_not_echo_it(void **state)
 	struct l2_url u;
 	char err[256];
 	(void)state;
-	assert_int_equal(dnsnap__l2_url_parse("redis://u:hunter2@h", &u, err, sizeof err), -1);
+	assert_int_equal(PARSE("redis://u:hunter2@h"), -1);
 	assert_non_null(strstr(err, "user or password"));
 	assert_null(strstr(err, "hunter2")); /* the message does not show it again */
 }
 
 /* ----------------------------------------------------------------- AUTH */
+
+/* The AUTH loader into the test's user, pw (@p pwcap bytes) and err */
+#define AUTH(file, pwcap) \
+	dnsnap_l2_auth_load((file), user, sizeof user, pw, (pwcap), err, sizeof err)
 
 static char dir[64];
 
@@ -217,7 +223,7 @@ static void test_auth_file_rules(void **state)
 	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 		const char *path = auth_file(v[i].text, v[i].mode);
 		err[0] = '\0';
-		int rc = dnsnap_l2_auth_load(path, user, sizeof user, pw, sizeof pw, err, sizeof err);
+		int rc = AUTH(path, sizeof pw);
 		if (rc != v[i].rc)
 			fail_msg("case %zu: rc %d (%s)", i, rc, err);
 		if (rc == 0) {
@@ -235,8 +241,7 @@ static void test_auth_file_missing_is_an_error_not_the_environment(void **state)
 	(void)state;
 	setenv("DNSNAP_REDIS_PASSWORD", "fromenv", 1);
 	snprintf(path, sizeof path, "%s/none", dir);
-	assert_int_equal(dnsnap_l2_auth_load(path, user, sizeof user, pw, sizeof pw, err, sizeof err),
-			 -ENOENT);
+	assert_int_equal(AUTH(path, sizeof pw), -ENOENT);
 	assert_non_null(strstr(err, path));
 	unsetenv("DNSNAP_REDIS_PASSWORD");
 }
@@ -247,20 +252,19 @@ static void test_auth_from_the_environment(void **state)
 	(void)state;
 	unsetenv("DNSNAP_REDIS_PASSWORD");
 	unsetenv("DNSNAP_REDIS_USER");
-	assert_int_equal(dnsnap_l2_auth_load(NULL, user, sizeof user, pw, sizeof pw, err, sizeof err), 0);
+	assert_int_equal(AUTH(NULL, sizeof pw), 0);
 	assert_string_equal(user, "");
 	assert_string_equal(pw, "");
 	setenv("DNSNAP_REDIS_PASSWORD", "envpw", 1);
-	assert_int_equal(dnsnap_l2_auth_load(NULL, user, sizeof user, pw, sizeof pw, err, sizeof err), 0);
+	assert_int_equal(AUTH(NULL, sizeof pw), 0);
 	assert_string_equal(user, "");
 	assert_string_equal(pw, "envpw");
 	setenv("DNSNAP_REDIS_USER", "envuser", 1);
-	assert_int_equal(dnsnap_l2_auth_load(NULL, user, sizeof user, pw, sizeof pw, err, sizeof err), 0);
+	assert_int_equal(AUTH(NULL, sizeof pw), 0);
 	assert_string_equal(user, "envuser");
 	assert_string_equal(pw, "envpw");
 	/* too long for the caller's buffer: refused, nothing half-set */
-	assert_int_equal(dnsnap_l2_auth_load(NULL, user, sizeof user, pw, 4, err, sizeof err),
-			 DNSNAP_EINVAL);
+	assert_int_equal(AUTH(NULL, 4), DNSNAP_EINVAL);
 	assert_string_equal(pw, "");
 	unsetenv("DNSNAP_REDIS_PASSWORD");
 	unsetenv("DNSNAP_REDIS_USER");
@@ -405,7 +409,8 @@ static void test_scan_pattern_escapes_glob_characters(void **state)
 	assert_string_equal(out, "a\\*b\\?\\[c\\]\\\\*");
 	assert_int_equal(dnsnap__l2_match_pattern("", 0, out, sizeof out), 1);
 	assert_string_equal(out, "*");
-	assert_int_equal(dnsnap__l2_match_pattern("****", 4, out, 9), 0); /* 8 + '*' + NUL: too small */
+	/* 8 + '*' + NUL: too small */
+	assert_int_equal(dnsnap__l2_match_pattern("****", 4, out, 9), 0);
 	assert_int_equal(dnsnap__l2_match_pattern("****", 4, out, 10), 9);
 }
 
@@ -1212,6 +1217,57 @@ static void test_reader_bounds(void **state)
 	redisReaderFree(r);
 }
 
+/* Stopping waits for the queued writes at most the flush bound, with the
+ * library's thread or without (dnsnap_l2_free() then runs the loop itself):
+ * a server that never answers them costs the bound, then they are failed */
+static void test_stopping_waits_at_most_the_flush_bound(void **state)
+{
+	static const char *const reply[] = {"+PONG\r\n"}; /* then never a reply */
+	static const size_t len[] = {7};
+	static const unsigned cmds[] = {1};
+	(void)state;
+	for (int threaded = 0; threaded < 2; threaded++) {
+		struct fake f = {.reply = reply, .reply_len = len, .cmds = cmds, .n = 1};
+		struct seen *s = seen_new();
+		dnsnap_l2_hooks_t h = {.got = got, .arg = s};
+		dnsnap_l2_stats_t st;
+		dnsnap_l2_t *l = NULL;
+		char url[64], err[256];
+		fake_start(&f);
+		snprintf(url, sizeof url, "redis://127.0.0.1:%d", f.port);
+		dnsnap_l2_opts_t o = {.url = url, .connect_ms = 60000};
+		if (threaded) {
+			l = start_client(&o, &h);
+		} else {
+			assert_int_equal(dnsnap_l2_new(&o, &h, &l, err, sizeof err), DNSNAP_OK);
+			s->loop = pthread_self();
+		}
+		for (int i = 0; i < 1000; i++) { /* connected: the PING answered */
+			if (!threaded)
+				turn(l);
+			dnsnap_l2_stats(l, &st);
+			if (st.nodes == 1)
+				break;
+			if (threaded)
+				usleep(10000);
+		}
+		assert_int_equal(st.nodes, 1);
+		for (int i = 0; i < 3; i++)
+			dnsnap_l2_put(l, (const uint8_t *)"k", 1, (const uint8_t *)"v", 1, 1);
+		uint64_t t0 = mono_ms();
+		dnsnap_l2_free_last(l, 300, &st);
+		uint64_t took = mono_ms() - t0;
+		print_message("%s: dnsnap_l2_free(300) took %llu ms\n",
+			      threaded ? "thread" : "caller's loop", (unsigned long long)took);
+		assert_true(took < 300 + 2000); /* a generous bound: never unbounded */
+		assert_int_equal(st.writes, 0);
+		assert_int_equal(st.write_errors, 3); /* failed at the bound, not lost */
+		assert_int_equal(st.queue_depth, 0);
+		fake_stop(&f);
+		free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1245,6 +1301,7 @@ int main(void)
 		cmocka_unit_test(test_a_huge_bulk_length_is_not_reserved),
 		cmocka_unit_test(test_the_bulk_calls_refuse_a_huge_reply),
 		cmocka_unit_test(test_reader_bounds),
+		cmocka_unit_test(test_stopping_waits_at_most_the_flush_bound),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

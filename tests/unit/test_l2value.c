@@ -352,7 +352,8 @@ static void test_accept_refuses_records_that_do_not_answer_the_key(void **state)
 	static const char *const own[] = {"001-a", "002-aaaa-set", "003-txt-200",
 					  "004-cname-chain", "005-nxdomain", "006-nodata",
 					  "007-dnssec-a", "008-mx", "009-referral",
-					  "010-unknown-type", "011-max-name", "012-dname-compressed"};
+					  "010-unknown-type", "011-max-name",
+					  "012-dname-compressed"};
 	dnsnap_diag_t d;
 	size_t n;
 	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) { /* each under its own key */
