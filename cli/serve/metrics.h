@@ -40,7 +40,7 @@ struct upstream_stats {
 	struct hist latency;     /* attempt sent -> accepted reply */
 };
 
-/* The shared second level (serve --l2): cli/l2's counters and serve's own. */
+/* The shared second level (serve --l2): libdnsnap-l2's counters and serve's own. */
 struct l2_metrics {
 	int on;                              /* --l2 given */
 	uint64_t hits, misses, bad, timeouts, errors, refused; /* lookups, by outcome */

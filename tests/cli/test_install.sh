@@ -283,19 +283,22 @@ head -1 "$tmp/prog.want" | cmp -s - "$tmp/cli.out" &&
 san=
 nm "$lib/libdnsnap.a" 2>/dev/null | grep -q ' U __asan_' && san="-fsanitize=address,undefined"
 
-# run NAME BINARY [ENV...]: the program answers as expected
-run() {
-	name=$1 bin=$2
-	shift 2
-	mkdir -p "$tmp/run.$name"
-	if env "$@" "$bin" "$tmp/run.$name" >"$tmp/prog.out" 2>&1 &&
-	   diff -u "$tmp/prog.want" "$tmp/prog.out" >"$tmp/diff"; then
-		ok "it runs ($name): cache, snapshot and import answer"
+# run_as PROG WHAT NAME BINARY [ENV...]: BINARY (PROG.c built as NAME) prints
+# PROG.want, given a directory of its own; WHAT says what that shows
+run_as() {
+	prog=$1 what=$2 name=$3 bin=$4
+	shift 4
+	mkdir -p "$tmp/run.$prog.$name"
+	if env "$@" "$bin" "$tmp/run.$prog.$name" >"$tmp/$prog.out" 2>&1 &&
+	   diff -u "$tmp/$prog.want" "$tmp/$prog.out" >"$tmp/diff"; then
+		ok "it runs ($name): $what"
 	else
-		cat "$tmp/prog.out" >>"$tmp/diff"
-		not_ok "the $name program's output (+) is not the expected (-)" "$tmp/diff"
+		cat "$tmp/$prog.out" >>"$tmp/diff"
+		not_ok "the $name $prog's output (+) is not the expected (-)" "$tmp/diff"
 	fi
 }
+# run NAME BINARY [ENV...]: the cache program answers as expected
+run() { run_as prog "cache, snapshot and import answer" "$@"; }
 
 # Against the shared library: it records the soname, and ld.so finds that in
 # the installed lib/ (LD_LIBRARY_PATH: DESTDIR is not in ld.so's paths).
@@ -513,19 +516,8 @@ url: a password refused; slot of foo: 12182
 get: a hit of 45 bytes, accepted: a 31-byte entry
 stats: gets 1, hits 1, nodes 1
 EOF
-# run_l2 NAME BINARY [ENV...]: the program reads its value back
-run_l2() {
-	name=$1 bin=$2
-	shift 2
-	mkdir -p "$tmp/l2run.$name"
-	if env "$@" "$bin" "$tmp/l2run.$name" >"$tmp/l2prog.out" 2>&1 &&
-	   diff -u "$tmp/l2prog.want" "$tmp/l2prog.out" >"$tmp/diff"; then
-		ok "it runs ($name): a value sealed, read back from Redis, accepted"
-	else
-		cat "$tmp/l2prog.out" >>"$tmp/diff"
-		not_ok "the $name l2 program's output (+) is not the expected (-)" "$tmp/diff"
-	fi
-}
+# run_l2 NAME BINARY [ENV...]: the l2 program reads its value back
+run_l2() { run_as l2prog "a value sealed, read back from Redis, accepted" "$@"; }
 # shellcheck disable=SC2086 # flags are words
 if ${CC:-cc} -std=c11 -Wall -Wextra -Werror $san -o "$tmp/l2prog" "$tmp/l2prog.c" $l2shared \
 	>"$tmp/err" 2>&1; then
