@@ -8,7 +8,7 @@ CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
 CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/forward -Iengine/ingest \
-	   -Icli -Icli/serve -Icli/l2 -Itests/helpers -MMD -MP
+	   -Iengine/l2 -Icli -Icli/serve -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -25,7 +25,7 @@ LDLIBS_DL   = -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
 # the default: sanitizer and cross builds set JEMALLOC= and link none.
 comma := ,
 JEMALLOC_CLI ?= $(if $(filter -ljemalloc,$(JEMALLOC)),-Wl$(comma)-Bstatic -ljemalloc_pic -Wl$(comma)-Bdynamic -lm,$(JEMALLOC))
-# The tool's Redis client (cli/l2: serve --l2, import --from, export --to)
+# The Redis client (engine/l2, libdnsnap-l2: serve --l2, import --from, export --to)
 LDLIBS_REDIS = -lhiredis
 LDLIBS_CLI  = $(LDLIBS_LIB) $(LDLIBS_REDIS) $(JEMALLOC_CLI) $(LDLIBS_DL)
 # What cli/lazy_LIB.c opens: -lLIB's soname, as the linker records it (a probe program linked
@@ -112,7 +112,19 @@ LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
 INGEST_SRC = $(wildcard engine/ingest/*.c)
 INGEST_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INGEST_SRC))
-CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c cli/l2/*.c)
+# The Redis client (hiredis): libdnsnap-l2, an installed library of its own beside
+# libdnsnap (which it needs), so that what embeds the cache alone needs no hiredis. Its
+# soname follows the rule above, with its own number: L2_SOVERSION goes up when the ABI of
+# engine/l2/l2.h breaks. Exported: dnsnap_l2_* (engine/l2/libdnsnap-l2.map).
+L2_SRC     = $(wildcard engine/l2/*.c)
+L2_OBJ     = $(patsubst %.c,$(BUILD)/%.o,$(L2_SRC))
+L2_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(L2_SRC))
+L2_SOVERSION = 1
+L2_SONAME  = libdnsnap-l2.so.$(L2_SOVERSION)
+L2_SOFILE  = $(L2_SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
+L2_SO      = $(BUILD)/$(L2_SOFILE) $(BUILD)/$(L2_SONAME) $(BUILD)/libdnsnap-l2.so
+L2_LIBS    = $(BUILD)/libdnsnap-l2.a $(L2_SO)
+CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
 # packet handler: serve test; the JSON writer, options and times: cli test) and the
@@ -131,7 +143,7 @@ BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(BUILD)/libdnsnap.a $(LIB_SO) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
+all: $(BUILD)/libdnsnap.a $(LIB_SO) $(L2_LIBS) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
 
 # $(call install_missing,PACKAGES,WHO): apt-get install those of PACKAGES not installed
 define install_missing
@@ -255,7 +267,8 @@ bench-fleet: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/dep
 	bench/fleet/run.sh $(BUILD) $(FLEET_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
-# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library
+# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>, <dnsnap/l2.h>). The ingest
+# library
 # (libdnsnap-ingest.a) is the tool's, not installed. After installing into a directory of
 # ld.so's (PREFIX=/usr/local: /usr/local/lib), run ldconfig as root.
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
@@ -269,12 +282,21 @@ install: all                                       ## libraries, headers, .pc, C
 	ln -sf $(SONAME) $(LIBDIR)/libdnsnap.so
 	install -m 644 $(BUILD)/libdnsnap.pc $(LIBDIR)/pkgconfig/
 	install -m 644 $(PUBLIC_H) $(INCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' engine/l2/libdnsnap-l2.pc.in \
+		> $(BUILD)/libdnsnap-l2.pc
+	install -m 644 $(BUILD)/libdnsnap-l2.a $(BUILD)/$(L2_SOFILE) $(LIBDIR)/
+	ln -sf $(L2_SOFILE) $(LIBDIR)/$(L2_SONAME)
+	ln -sf $(L2_SONAME) $(LIBDIR)/libdnsnap-l2.so
+	install -m 644 $(BUILD)/libdnsnap-l2.pc $(LIBDIR)/pkgconfig/
+	install -m 644 engine/l2/l2.h $(INCDIR)/
 	install -m 755 $(BUILD)/dnsnap $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 doc/dnsnap.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:                                         ## remove what install put under PREFIX
 	rm -f $(LIBDIR)/libdnsnap.a $(LIBDIR)/$(SOFILE) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdnsnap.so \
 		$(LIBDIR)/pkgconfig/libdnsnap.pc $(addprefix $(INCDIR)/,$(notdir $(PUBLIC_H))) \
+		$(LIBDIR)/libdnsnap-l2.a $(LIBDIR)/$(L2_SOFILE) $(LIBDIR)/$(L2_SONAME) \
+		$(LIBDIR)/libdnsnap-l2.so $(LIBDIR)/pkgconfig/libdnsnap-l2.pc $(INCDIR)/l2.h \
 		$(DESTDIR)$(PREFIX)/bin/dnsnap $(DESTDIR)$(MANDIR)/man1/dnsnap.1
 	rmdir $(INCDIR) 2>/dev/null || true
 
@@ -324,7 +346,26 @@ $(BUILD)/libdnsnap.so: $(BUILD)/$(SONAME)
 $(BUILD)/libdnsnap-ingest.a: $(INGEST_OBJ)
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/dnsnap: $(CLI_OBJ) $(BUILD)/libdnsnap-ingest.a $(BUILD)/libdnsnap.a
+$(BUILD)/libdnsnap-l2.a: $(L2_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+# As libdnsnap.so, with the pattern dnsnap_l2_[!_]*: its dnsnap__l2* internals stay local.
+# It records libdnsnap.so.1 (NEEDED, even where the linker drops unused libraries): the
+# client calls none of it today, but l2.h is built on dnsnap.h and the values it carries
+# are libdnsnap's, so the two go together (the .pc file Requires libdnsnap too).
+$(BUILD)/$(L2_SOFILE): $(L2_PIC_OBJ) engine/l2/libdnsnap-l2.map $(BUILD)/libdnsnap.so
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,$(L2_SONAME) \
+		-Wl,--version-script=engine/l2/libdnsnap-l2.map -Wl,--no-undefined $(L2_PIC_OBJ) \
+		-L$(BUILD) -Wl,--push-state,--no-as-needed -ldnsnap -Wl,--pop-state \
+		$(LDLIBS_REDIS) -pthread -o $@
+
+$(BUILD)/$(L2_SONAME): $(BUILD)/$(L2_SOFILE)
+	$(Q)ln -sf $(L2_SOFILE) $@
+
+$(BUILD)/libdnsnap-l2.so: $(BUILD)/$(L2_SONAME)
+	$(Q)ln -sf $(L2_SONAME) $@
+
+$(BUILD)/dnsnap: $(CLI_OBJ) $(BUILD)/libdnsnap-ingest.a $(BUILD)/libdnsnap-l2.a $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_CLI) -o $@
 
 $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
@@ -340,12 +381,11 @@ $(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) $(LDLIBS_DL) -o $@
 
-# The Redis client's test and its driver (tests/e2e/l2_client.sh): cli/l2 and hiredis.
-L2_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/l2/*.c))
-$(BUILD)/bin/test_l2: $(L2_OBJ)
+# The Redis client's test and its driver (tests/e2e/l2_client.sh): libdnsnap-l2 and hiredis.
+$(BUILD)/bin/test_l2: $(BUILD)/libdnsnap-l2.a
 $(BUILD)/bin/test_l2: LDLIBS_TEST += $(LDLIBS_REDIS)
-$(BUILD)/l2drive: $(BUILD)/tests/helpers/l2drive.o $(L2_OBJ)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_REDIS) -pthread -o $@
+$(BUILD)/l2drive: $(BUILD)/tests/helpers/l2drive.o $(BUILD)/libdnsnap-l2.a $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_REDIS) $(LDLIBS_LIB) -o $@
 
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
@@ -425,6 +465,18 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c en
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine/ingest -Wall -Wextra $(WERROR) $< engine/ingest/capture.c \
 		tests/helpers/guard.c \
 		-lpcap -o $@
+
+# The Redis client's parsers (URLs; hiredis's reader bounded, CLUSTER SLOTS, MOVED and
+# ASK): libdnsnap-l2's sources and hiredis, nothing of libdnsnap.
+$(BUILD)/fuzz/fuzz_l2_%: tests/fuzz/fuzz_l2_%.c $(L2_SRC) \
+			  $(wildcard engine/l2/*.h engine/*.h format/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/l2 -pthread -Wall -Wextra $(WERROR) $< \
+		$(L2_SRC) -lhiredis -o $@
+L2_FUZZ = $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_l2_*.c))
+$(patsubst %,$(BUILD)/replay/%,$(L2_FUZZ)): $(BUILD)/libdnsnap-l2.a
+$(patsubst %,$(BUILD)/replay/%,$(L2_FUZZ)): LDLIBS_TEST += $(LDLIBS_REDIS)
 
 # serve's packet handler (no sockets) over the library.
 $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve/serve_reply.c cli/serve/serve.h tests/helpers/wb.c \

@@ -228,22 +228,14 @@ int cmd_purge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 /* l2xfer.c: import --from and export --to (Redis); the check of --l2-prefix
- * (at most L2_PREFIX_MAX bytes). @return 0 or EXIT_USAGE */
+ * (at most DNSNAP_L2_PREFIX_MAX bytes). @return 0 or EXIT_USAGE */
 int l2_prefix_arg(const char *cmd, const char *v);
 /* The AUTH of --l2-auth-file FILE (NULL: the environment) into @p o's user
  * and password (pointing into @p user and @p pw, or NULL when empty).
  * @return 0 or EXIT_USAGE (reported) */
-struct l2_opts;
-int l2_auth_opts(const char *cmd, const char *file, struct l2_opts *o, char *user, size_t ucap,
-		 char *pw, size_t pcap);
-/* util.c: why an entry read from a shared store (its value already opened: frame,
- * check, entry valid) is refused at @p now, or NULL: a time that no writer
- * of ours gives (inception more than L2_SKEW_S ahead; an expiry further than
- * the cache's longest TTL, 86400 s, plus L2_SKEW_S), or an rcode other than
- * NOERROR and NXDOMAIN (serve never caches another). @p why: room for the
- * sentence. Expired entries are the caller's (a miss, not refused). */
-#define L2_SKEW_S 300
-const char *l2_entry_refused(const dnsnap_hdr_t *h, uint32_t now, char *why, size_t cap);
+struct dnsnap_l2_opts;
+int l2_auth_opts(const char *cmd, const char *file, struct dnsnap_l2_opts *o, char *user,
+		 size_t ucap, char *pw, size_t pcap);
 int import_from_l2(const char *url, const char *out, const char *prefix, const char *auth_file,
 		   uint32_t now, unsigned long long wait, int json);
 int export_to_l2(const char *path, const char *url, const char *prefix, const char *auth_file,

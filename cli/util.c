@@ -491,21 +491,3 @@ const char *plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
 }
-
-/* The check of an entry from a shared store (cli.h says what it refuses) */
-const char *l2_entry_refused(const dnsnap_hdr_t *h, uint32_t now, char *why, size_t cap)
-{
-	dnsnap_cache_opts_t co;
-	dnsnap_cache_opts_default(&co);
-	unsigned rcode = h->flags & DNSNAP_EF_RCODE;
-	if (rcode != 0 && rcode != 3)
-		snprintf(why, cap, "rcode %u: only NOERROR and NXDOMAIN answers are shared", rcode);
-	else if (h->inception > now + L2_SKEW_S)
-		snprintf(why, cap, "cached %u s in the future (a clock ahead?)", h->inception - now);
-	else if (h->expiry > now && h->expiry - now > co.max_ttl + L2_SKEW_S)
-		snprintf(why, cap, "lives %u s more: longer than the cache's longest TTL (%u s)",
-			 h->expiry - now, co.max_ttl);
-	else
-		return NULL;
-	return why;
-}

@@ -423,6 +423,11 @@ void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o)
 	o->our_udp_size = 1232;
 }
 
+void dnsnap_cache_opts_get(const dnsnap_cache_t *c, dnsnap_cache_opts_t *o)
+{
+	*o = c->o;
+}
+
 /* The index hash's seed: 8 bytes from the kernel's CSPRNG. getrandom()
  * blocks only before the pool is first initialised (early boot). */
 static int draw_seed(uint64_t *seed)

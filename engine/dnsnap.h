@@ -126,6 +126,10 @@ typedef struct dnsnap_cache_opts {
 /** Fill @p o with the defaults documented above. */
 void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o);
 
+/** The options @p c works with: those it was created with, the defaults for
+ * NULL, with stale_window and our_udp_size as dnsnap_cache_new() bounds them. */
+void dnsnap_cache_opts_get(const dnsnap_cache_t *c, dnsnap_cache_opts_t *o);
+
 /**
  * Create a cache. @p o may be NULL (defaults). The index hash is seeded with
  * 8 bytes from getrandom() (which blocks until the kernel's pool is first
@@ -857,7 +861,10 @@ int dnsnap_import_into(int fd, dnsnap_snapw_t *w, uint32_t now,
 
 /*
  * The value dnsnap keeps for a key in a shared store (Redis: `dnsnap serve
- * --l2`, `export --to`, `import --from`): spec/FORMAT.md, "L2 value".
+ * --l2`, `export --to`, `import --from`): spec/FORMAT.md, "L2 value". The
+ * value's format and its acceptance rule are libdnsnap's (they need no Redis
+ * client); the client that reads and writes them is libdnsnap-l2's
+ * (<dnsnap/l2.h>).
  *
  *   Magic D5 4E 53 4C | Major | Minor | Entry | L2_Check (u64 LE)
  *
@@ -892,6 +899,42 @@ int dnsnap_l2_value_seal(const uint8_t *key, size_t key_len, const uint8_t *entr
  */
 int dnsnap_l2_value_open(const uint8_t *key, size_t key_len, const uint8_t *val, size_t len,
 			 const uint8_t **entry, size_t *entry_len, dnsnap_diag_t *diag);
+
+/** The clock skew a value's times are given (seconds): dnsnap_l2_value_accept(). */
+#define DNSNAP_L2_SKEW_S 300
+
+/**
+ * Whether a value read from a shared store under @p key may be used by the
+ * cache @p c at @p now: the one check every reader of a value makes (`dnsnap
+ * serve --l2`, `import --from`). In this order:
+ * - the key: dnsnap_key_decode();
+ * - the value: dnsnap_l2_value_open() (frame, L2_Check against @p key, the
+ *   entry validated);
+ * - the times and rcode a dnsnap writer with @p c's policy gives
+ *   (dnsnap_cache_opts_get(); NULL: the default options): Inception at most
+ *   DNSNAP_L2_SKEW_S after @p now; Expiry at most now + the longest life the
+ *   policy gives (max_ttl, or max_neg_ttl for NXDOMAIN and NODATA, raised to
+ *   min_ttl; no bound when that cap is 0) + DNSNAP_L2_SKEW_S; rcode NOERROR
+ *   or NXDOMAIN;
+ * - the records answer the key (spec/DECISIONS.md, "What an L2 value must
+ *   answer"; RFC 1034 4.3.2): each answer-section record is of the key's type
+ *   (any for ANY) and class at the query name or a name its CNAME chain
+ *   reaches, or a CNAME there (the chain goes on at its target), or a DNAME
+ *   or RRSIG at one of those names or above one; a positive entry (kind
+ *   ANSWER) has at least one such record of the key's type or a CNAME;
+ * - then the Expiry against @p now.
+ * On DNSNAP_OK, *entry points into @p val (ready for
+ * dnsnap_cache_insert_entry() under @p key).
+ * @return DNSNAP_OK; DNSNAP_ENOTFOUND: a good value, expired at @p now (a miss,
+ *         not damage); an error of dnsnap_key_decode() with diag->offset into
+ *         @p key; an error of dnsnap_l2_value_open(); DNSNAP_EFIELD for a
+ *         refusal by the policy or the records, with diag->offset into @p val
+ *         (DNSNAP_L2_HDR + 0: Inception, + 4: Expiry, + 12: the rcode or kind,
+ *         + the record's offset in the entry); DNSNAP_EINVAL
+ */
+int dnsnap_l2_value_accept(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+			   const uint8_t *val, size_t len, uint32_t now, const uint8_t **entry,
+			   size_t *entry_len, dnsnap_diag_t *diag);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,7 @@ enum { DROP_MALFORMED,    /* under 12 bytes, a response (QR=1), over 4096 bytes 
        DROP_SEND,         /* the reply could not be sent (sendmsg failed) */
        DROP_N };
 
-/* The shared second level (serve --l2): cli/l2's counters and serve's own. */
+/* The shared second level (serve --l2): libdnsnap-l2's counters and serve's own. */
 struct l2_metrics {
 	int on;                              /* --l2 given */
 	uint64_t hits, misses, bad, timeouts, errors, refused; /* lookups, by outcome */

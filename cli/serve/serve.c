@@ -95,11 +95,11 @@ static void collect(void *arg, struct serve_stats *st)
 		dnsnap_fwd_stats(s->fwd, &st->fwd);
 	}
 	if (s->l2_out != NULL) {
-		struct l2_stats ls;
+		dnsnap_l2_stats_t ls;
 		memset(&ls, 0, sizeof ls);
 		pthread_rwlock_rdlock(&s->l2_lock);
 		if (s->l2 != NULL)
-			l2_stats(s->l2, &ls);
+			dnsnap_l2_stats(s->l2, &ls);
 		else
 			ls = s->l2_last; /* stopped: its last counters */
 		pthread_rwlock_unlock(&s->l2_lock);
@@ -679,7 +679,8 @@ int cmd_serve(int argc, char **argv)
 	uint32_t now = 0;
 	const char *listen_arg[MAX_LISTEN], *user = NULL, *metrics_arg = NULL;
 	int nl = 0, c;
-	struct l2_opts lo = { .wait_ms = L2_DEFAULT_WAIT_MS, .queue_max = L2_DEFAULT_QUEUE };
+	dnsnap_l2_opts_t lo = { .wait_ms = DNSNAP_L2_DEFAULT_WAIT_MS,
+				.queue_max = DNSNAP_L2_DEFAULT_QUEUE };
 	const char *l2_auth = NULL;
 	static char l2_user[256], l2_password[1024];
 	fo->timeout_ms = 1000;
@@ -856,8 +857,8 @@ int cmd_serve(int argc, char **argv)
 		}
 	} else {
 		char e[512];
-		if (l2_url_check(lo.url, e, sizeof e) != 0 ||
-		    (lo.replica != NULL && l2_url_check(lo.replica, e, sizeof e) != 0)) {
+		if (dnsnap_l2_url_check(lo.url, e, sizeof e) != 0 ||
+		    (lo.replica != NULL && dnsnap_l2_url_check(lo.replica, e, sizeof e) != 0)) {
 			fail(CMD, NULL, "--l2: %s", e);
 			goto out_free;
 		}
@@ -932,20 +933,8 @@ int cmd_serve(int argc, char **argv)
 		if (forwarder_start(s, fo))
 			goto out_sockets;
 	}
-	if (lo.url != NULL) {
-		s->l2_out = malloc(2 + TCP_MSG_MAX);
-		s->l2_val = malloc(DNSNAP_L2_VALUE_MAX);
-		if (s->l2_out == NULL || s->l2_val == NULL) {
-			fail(CMD, NULL, "out of memory");
-			goto out_sockets;
-		}
-		struct l2_hooks lh = { .got = on_l2, .log = on_l2_log, .arg = s };
-		char e[512];
-		if (l2_new(&lo, &lh, &s->l2, e, sizeof e) != 0) {
-			fail(CMD, NULL, "--l2: %s", e);
-			goto out_sockets;
-		}
-	}
+	if (lo.url != NULL && l2_start(s, &lo) != 0)
+		goto out_sockets;
 	s->tcp_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->tcp_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	t->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -993,7 +982,7 @@ int cmd_serve(int argc, char **argv)
 		if (s->l2 != NULL)
 			slog(LOG_INFO, "second level: %s%s%s, prefix \"%s\", wait %u ms%s", lo.url,
 			     lo.replica ? ", reads from " : "", lo.replica ? lo.replica : "",
-			     lo.prefix ? lo.prefix : L2_DEFAULT_PREFIX, lo.wait_ms,
+			     lo.prefix ? lo.prefix : DNSNAP_L2_DEFAULT_PREFIX, lo.wait_ms,
 			     lo.password ? ", AUTH" : "");
 		if (s->metrics != NULL)
 			slog(LOG_INFO, "metrics on port %d (--metrics %s): GET /metrics",

@@ -256,7 +256,8 @@ void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap
 {
 	if (s->l2_out != NULL) { /* --l2 */
 		pthread_rwlock_rdlock(&s->l2_lock);
-		int taken = s->l2 != NULL && l2_get(s->l2, q->key, q->key_len, w) == 0;
+		int taken = s->l2 != NULL &&
+			    dnsnap_l2_get(s->l2, q->key, q->key_len, 0, w) == DNSNAP_OK;
 		pthread_rwlock_unlock(&s->l2_lock);
 		if (taken)
 			return;

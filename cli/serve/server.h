@@ -235,12 +235,12 @@ struct server {
 	dnsnap_encoded_t *enc;    /* on_done()'s one encoding of each upstream answer */
 	uint8_t *fwd_out;        /* on_done()'s reply buffer, 2 + TCP_MSG_MAX */
 	/* --l2: misses ask the second level before the upstream */
-	struct l2 *l2;           /* NULL once stopping (under l2_lock) */
-	struct l2_stats l2_last; /* its counters when it stopped (the exit's) */
+	dnsnap_l2_t *l2;         /* NULL once stopping (under l2_lock) */
+	dnsnap_l2_stats_t l2_last; /* its counters when it stopped (the exit's) */
 	pthread_rwlock_t l2_lock;
 	struct tstat l2_cnt;     /* written by on_l2() (the L2 thread) */
 	uint8_t *l2_out;         /* on_l2()'s reply buffer, 2 + TCP_MSG_MAX */
-	uint8_t *l2_val;         /* on_done()'s value for l2_put(), DNSNAP_L2_VALUE_MAX */
+	uint8_t *l2_val;         /* on_done()'s value for dnsnap_l2_put(), DNSNAP_L2_VALUE_MAX */
 	uint32_t serve_stale;    /* --serve-stale seconds, 0: off */
 	unsigned snapshot_every; /* seconds, 0: at exit only */
 	uint64_t max_bytes;
@@ -313,8 +313,11 @@ void on_rejected(void *arg, void *waiter, int why);
 void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *msg);
 
 /* serve_l2.c */
-void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, size_t len);
+void on_l2(void *arg, void *waiter, dnsnap_l2_status_t status, const uint8_t *val, size_t len);
 void on_l2_log(void *arg, const char *msg);
+/* The client (its buffers, dnsnap_l2_new(), dnsnap_l2_start()) into s->l2.
+ * @return 0 or EXIT_USAGE (reported) */
+int l2_start(struct server *s, const dnsnap_l2_opts_t *o);
 void l2_write(struct server *s, const uint8_t *key, size_t key_len, const uint8_t *val,
 	      size_t len, uint64_t pxat_ms);
 void l2_stop(struct server *s, unsigned flush_ms);
