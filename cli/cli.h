@@ -72,10 +72,11 @@ const char *err_name(int err);
  * another writer's lock (dnsnap_snap_lock()) before it gives up */
 #define WAIT_DEFAULT 60
 
-/** Take the writers' lock of a snapshot, reporting a failure ("another dnsnap
- * is writing it"). @return 0 or EXIT_USAGE */
-int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,
-	      dnsnap_snap_lock_t **lock);
+/** Whether a snapshot may be published at @p path: nothing there yet, or a
+ * snapshot this dnsnap reads (never another file), checked before a long
+ * read of inputs; dnsnap_snap_publish() checks it again under the writers'
+ * lock. @return 0, or EXIT_USAGE (reported) */
+int target_ok(const char *cmd, const char *path);
 
 /* A failed dnsnap_snap_publish() (or _fill()) reported for @p cmd: another
  * writer's lock held (--wait named), damaged entries in the base

@@ -94,8 +94,7 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 	dnsnap_l2_opts_t o = { .url = url, .prefix = prefix };
 	if (l2_auth_opts(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
 		return EXIT_USAGE;
-	dnsnap_snap_lock_t *lk;
-	if (lock_snap(cmd, out, wait, &lk))
+	if (target_ok(cmd, out)) /* before Redis is read: checked again under the lock */
 		return EXIT_USAGE;
 	int rc = EXIT_USAGE;
 	struct import_ctx x = { .now = now };
@@ -135,13 +134,16 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 		rc = EXIT_NONE;
 		goto out;
 	}
-	dnsnap_snap_write_stats_t st = { 0 };
 	dnsnap_diag_t d = { 0 };
-	err = dnsnap_snap_write(x.cache, out, now, &st, &d);
+	dnsnap_publish_opts_t po = { .now = now, .wait_seconds = (int)wait,
+				     .flags = DNSNAP_PUBLISH_REPLACE };
+	dnsnap_publish_stats_t ps;
+	err = dnsnap_snap_publish(x.cache, out, &po, NULL, &ps, &d);
 	if (err != DNSNAP_OK) {
-		fail(cmd, NULL, "%s", d.msg[0] ? d.msg : dnsnap_strerror(err));
+		publish_fail(cmd, out, err, &d, &ps, wait);
 		goto out;
 	}
+	const dnsnap_snap_write_stats_t st = ps.write;
 	if (json) {
 		jw_t j;
 		jw_init(&j, stdout);
@@ -173,7 +175,6 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 out:
 	dnsnap_l2_bulk_close(b);
 	dnsnap_cache_free(x.cache);
-	dnsnap_snap_unlock(lk);
 	explicit_bzero(pw, sizeof pw);
 	return rc;
 }

@@ -130,16 +130,18 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 	return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
 }
 
-int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,
-	      dnsnap_snap_lock_t **lock)
+int target_ok(const char *cmd, const char *path)
 {
-	dnsnap_diag_t d;
-	int err = dnsnap_snap_lock(path, (int)wait_seconds, lock, &d);
-	if (err == -EAGAIN)
-		return fail(cmd, path, "another dnsnap is writing it (waited %llu s; see --wait)",
-			    wait_seconds);
-	if (err != DNSNAP_OK)
-		return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0; /* none yet: made */
+	if (!S_ISREG(st.st_mode))
+		return fail(cmd, path, "not a regular file: a snapshot is written beside its path "
+			    "and renamed over it");
+	dnsnap_snap_t *s;
+	if (open_snap(cmd, path, &s))
+		return EXIT_USAGE;
+	dnsnap_snap_close(s);
 	return 0;
 }
 
