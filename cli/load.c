@@ -36,7 +36,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "byteorder.h"
 #include "capture.h"
 #include "cli.h"
 #include "json.h"
@@ -99,7 +98,7 @@ static void count(load_t *l, const char *reason)
  * header (dnsnap_msg_encode() would refuse it too, with one code for all). */
 static const char *header_refusal(const uint8_t *m)
 {
-	unsigned opcode = (m[2] >> 3) & 0xf, qd = ld16be(m + 4);
+	unsigned opcode = (m[2] >> 3) & 0xf, qd = dnsnap_load_be16(m + 4);
 	if (opcode != 0)
 		return "opcode not QUERY";
 	if (m[2] & 0x02)

@@ -19,7 +19,6 @@
 
 #include <ldns/ldns.h>
 
-#include "byteorder.h"
 #include "cli.h"
 #include "json.h"
 #include "print.h"
@@ -327,13 +326,13 @@ static int rd_svcb(FILE *f, const uint8_t *p, size_t n)
 	size_t used;
 	if (n < 3)
 		return -1;
-	fprintf(f, "%u ", ld16be(p));
+	fprintf(f, "%u ", dnsnap_load_be16(p));
 	if (rd_name(f, p + 2, n - 2, &used) != 0)
 		return -1;
 	for (size_t at = 2 + used; at < n;) {
-		if (n - at < 4 || n - at - 4 < ld16be(p + at + 2))
+		if (n - at < 4 || n - at - 4 < dnsnap_load_be16(p + at + 2))
 			return -1;
-		unsigned k = ld16be(p + at), l = ld16be(p + at + 2);
+		unsigned k = dnsnap_load_be16(p + at), l = dnsnap_load_be16(p + at + 2);
 		const uint8_t *v = p + at + 4;
 		fputc(' ', f);
 		svc_key(f, k);
@@ -346,7 +345,7 @@ static int rd_svcb(FILE *f, const uint8_t *p, size_t n)
 			for (unsigned i = 0; i + 1 < l; i += 2) {
 				if (i)
 					fputc(',', f);
-				svc_key(f, ld16be(v + i));
+				svc_key(f, dnsnap_load_be16(v + i));
 			}
 			break;
 		case 1: /* alpn */
@@ -363,7 +362,7 @@ static int rd_svcb(FILE *f, const uint8_t *p, size_t n)
 			fputc('"', f);
 			break;
 		case 3:
-			fprintf(f, "%u", l >= 2 ? ld16be(v) : 0);
+			fprintf(f, "%u", l >= 2 ? dnsnap_load_be16(v) : 0);
 			break;
 		case 4:
 		case 6:
@@ -412,10 +411,10 @@ static int rd_loc(FILE *f, const uint8_t *p, size_t n)
 {
 	if (n != 16 || p[0] != 0)
 		return -1;
-	loc_angle(f, ld32be(p + 4), "NS");
+	loc_angle(f, dnsnap_load_be32(p + 4), "NS");
 	fputc(' ', f);
-	loc_angle(f, ld32be(p + 8), "EW");
-	uint32_t alt = ld32be(p + 12);
+	loc_angle(f, dnsnap_load_be32(p + 8), "EW");
+	uint32_t alt = dnsnap_load_be32(p + 12);
 	uint32_t cm = alt >= 10000000u ? alt - 10000000u : 10000000u - alt;
 	fprintf(f, " %s%u.%02um", alt >= 10000000u ? "" : "-", cm / 100, cm % 100);
 	for (int i = 1; i <= 3; i++) {
@@ -453,12 +452,13 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 	case 106: /* L64: groups of 16 bits without leading zeros */
 		if (n != 10)
 			return -1;
-		fprintf(f, "%u %x:%x:%x:%x", ld16be(p), ld16be(p + 2), ld16be(p + 4), ld16be(p + 6), ld16be(p + 8));
+		fprintf(f, "%u %x:%x:%x:%x", dnsnap_load_be16(p), dnsnap_load_be16(p + 2),
+			dnsnap_load_be16(p + 4), dnsnap_load_be16(p + 6), dnsnap_load_be16(p + 8));
 		return 1;
 	case 55: { /* HIP: the HIT in upper case */
-		if (n < 4 || 4 + (size_t)p[0] + ld16be(p + 2) > n)
+		if (n < 4 || 4 + (size_t)p[0] + dnsnap_load_be16(p + 2) > n)
 			return -1;
-		size_t hl = p[0], kl = ld16be(p + 2);
+		size_t hl = p[0], kl = dnsnap_load_be16(p + 2);
 		fprintf(f, "%u ", p[1]);
 		for (size_t i = 0; i < hl; i++)
 			fprintf(f, "%02X", p[4 + i]);
@@ -479,13 +479,13 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 	case 57: /* RKEY, as DNSKEY */
 		if (n < 4)
 			return -1;
-		fprintf(f, "%u %u %u ", ld16be(p), p[2], p[3]);
+		fprintf(f, "%u %u %u ", dnsnap_load_be16(p), p[2], p[3]);
 		b64_text(f, p + 4, n - 4, 1);
 		return 1;
 	case 32768: /* TA, as DS */
 		if (n < 4)
 			return -1;
-		fprintf(f, "%u %u %u ", ld16be(p), p[2], p[3]);
+		fprintf(f, "%u %u %u ", dnsnap_load_be16(p), p[2], p[3]);
 		hex_words(f, p + 4, n - 4);
 		return 1;
 	case 260: { /* AMTRELAY */
@@ -506,13 +506,13 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 	case 37: { /* CERT: the algorithm by its name */
 		if (n < 5)
 			return -1;
-		const char *ct = cert_type_name(ld16be(p));
+		const char *ct = cert_type_name(dnsnap_load_be16(p));
 		const char *alg = secalg_name(p[4]);
 		if (ct != NULL)
 			fprintf(f, "%s ", ct);
 		else
-			fprintf(f, "%u ", ld16be(p));
-		fprintf(f, "%u ", ld16be(p + 2));
+			fprintf(f, "%u ", dnsnap_load_be16(p));
+		fprintf(f, "%u ", dnsnap_load_be16(p + 2));
 		if (alg != NULL)
 			fprintf(f, "%s ", alg);
 		else
@@ -524,7 +524,7 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 		for (size_t at = 0; at < n;) {
 			if (n - at < 4 || n - at - 4 < (size_t)(p[at + 3] & 0x7f))
 				return -1;
-			unsigned fam = ld16be(p + at), l = p[at + 3] & 0x7f;
+			unsigned fam = dnsnap_load_be16(p + at), l = p[at + 3] & 0x7f;
 			if (fam != 1 && fam != 2)
 				return -1;
 			fprintf(f, "%s%s%u:", at ? " " : "", p[at + 3] & 0x80 ? "!" : "", fam);
@@ -536,7 +536,7 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 	case 259: { /* DOA */
 		if (n < 10 || 10 + (size_t)p[9] > n)
 			return -1;
-		fprintf(f, "%u %u %u ", ld32be(p), ld32be(p + 4), p[8]);
+		fprintf(f, "%u %u %u ", dnsnap_load_be32(p), dnsnap_load_be32(p + 4), p[8]);
 		pres_string(f, p + 10, p[9]);
 		fputc(' ', f);
 		if (n == 10 + (size_t)p[9])
@@ -1100,27 +1100,29 @@ static const char *opcode_name(unsigned op, char *buf, size_t cap)
  */
 static raw_rr_t *wire_walk(const uint8_t *w, size_t len, uint8_t *copy, size_t *n)
 {
-	size_t at = 12, total = (size_t)ld16be(w + 6) + ld16be(w + 8) + ld16be(w + 10), k = 0;
+	size_t at = 12, k = 0;
+	size_t total = (size_t)dnsnap_load_be16(w + 6) + dnsnap_load_be16(w + 8) +
+		       dnsnap_load_be16(w + 10);
 	raw_rr_t *rr = calloc(total + 1, sizeof *rr);
 	if (rr == NULL)
 		return NULL;
 	memcpy(copy, w, len);
-	for (size_t i = 0; i < (size_t)ld16be(w + 4) + total; i++) {
+	for (size_t i = 0; i < (size_t)dnsnap_load_be16(w + 4) + total; i++) {
 		while (at < len && w[at] != 0 && (w[at] & 0xc0) == 0) /* the owner */
 			at += 1 + (size_t)w[at];
 		if (at < len && (w[at] & 0xc0) == 0xc0)
 			at++;
 		at++;
-		if (i < ld16be(w + 4)) { /* a question */
+		if (i < dnsnap_load_be16(w + 4)) { /* a question */
 			at += 4;
 			continue;
 		}
-		if (at + 10 > len || at + 10 + ld16be(w + at + 8) > len) {
+		if (at + 10 > len || at + 10 + dnsnap_load_be16(w + at + 8) > len) {
 			free(rr);
 			return NULL;
 		}
-		uint16_t type = (uint16_t)ld16be(w + at);
-		size_t rdlen = ld16be(w + at + 8);
+		uint16_t type = (uint16_t)dnsnap_load_be16(w + at);
+		size_t rdlen = dnsnap_load_be16(w + at + 8);
 		if (type != 41) { /* ldns takes the OPT out */
 			if (type == 23 || type == 40)
 				rr[k] = (raw_rr_t){ type, w + at + 10, rdlen };
@@ -1168,11 +1170,11 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 	if (read_message(wire, len, &pkt, &raw, &n_raw) != 0)
 		return DNSNAP_ERDATA;
 	char b1[32], b2[32];
-	unsigned flags = ld16be(wire + 2), ext = ldns_pkt_edns(pkt) ? ldns_pkt_edns_extended_rcode(pkt)
-								: 0;
+	unsigned flags = dnsnap_load_be16(wire + 2);
+	unsigned ext = ldns_pkt_edns(pkt) ? ldns_pkt_edns_extended_rcode(pkt) : 0;
 	fprintf(f, ";; ->>HEADER<<- opcode: %s, status: %s, id: %u\n",
 		opcode_name(flags >> 11 & 15, b1, sizeof b1),
-		print_rcode(ext << 4 | (flags & 15), b2, sizeof b2), ld16be(wire));
+		print_rcode(ext << 4 | (flags & 15), b2, sizeof b2), dnsnap_load_be16(wire));
 	static const struct { unsigned bit; const char *name; } fl[] = {
 		{ 0x8000, "qr" }, { 0x0400, "aa" }, { 0x0200, "tc" }, { 0x0100, "rd" },
 		{ 0x0080, "ra" }, { 0x0020, "ad" }, { 0x0010, "cd" },
@@ -1181,8 +1183,8 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++)
 		if (flags & fl[i].bit)
 			fprintf(f, " %s", fl[i].name);
-	fprintf(f, "; QUERY: %u, ANSWER: %u, AUTHORITY: %u, ADDITIONAL: %u\n", ld16be(wire + 4),
-		ld16be(wire + 6), ld16be(wire + 8), ld16be(wire + 10));
+	fprintf(f, "; QUERY: %u, ANSWER: %u, AUTHORITY: %u, ADDITIONAL: %u\n", dnsnap_load_be16(wire + 4),
+		dnsnap_load_be16(wire + 6), dnsnap_load_be16(wire + 8), dnsnap_load_be16(wire + 10));
 	if ((flags & 0x0100) && !(flags & 0x0080))
 		fputs(";; WARNING: recursion requested but not available\n", f);
 	if (note != NULL)
@@ -1196,10 +1198,10 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 		const uint8_t *p = o ? ldns_rdf_data(o) : NULL;
 		size_t n = o ? ldns_rdf_size(o) : 0;
 		while (n >= 4) {
-			size_t ol = ld16be(p + 2);
+			size_t ol = dnsnap_load_be16(p + 2);
 			if (ol > n - 4)
 				break;
-			print_option(f, (uint16_t)ld16be(p), p + 4, ol);
+			print_option(f, (uint16_t)dnsnap_load_be16(p), p + 4, ol);
 			p += 4 + ol;
 			n -= 4 + ol;
 		}
@@ -1295,11 +1297,11 @@ int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 	raw_rr_t *raw;
 	if (read_message(wire, len, &pkt, &raw, &n_raw) != 0)
 		return DNSNAP_ERDATA;
-	unsigned flags = ld16be(wire + 2);
+	unsigned flags = dnsnap_load_be16(wire + 2);
 	jw_t j;
 	jw_init(&j, f);
 	jw_obj(&j);
-	jw_ku64(&j, "ID", ld16be(wire));
+	jw_ku64(&j, "ID", dnsnap_load_be16(wire));
 	jw_kbool(&j, "QR", flags & 0x8000);
 	jw_ku64(&j, "Opcode", flags >> 11 & 15);
 	jw_kbool(&j, "AA", flags & 0x0400);
@@ -1309,10 +1311,10 @@ int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 	jw_kbool(&j, "AD", flags & 0x0020);
 	jw_kbool(&j, "CD", flags & 0x0010);
 	jw_ku64(&j, "RCODE", flags & 15);
-	jw_ku64(&j, "QDCOUNT", ld16be(wire + 4));
-	jw_ku64(&j, "ANCOUNT", ld16be(wire + 6));
-	jw_ku64(&j, "NSCOUNT", ld16be(wire + 8));
-	jw_ku64(&j, "ARCOUNT", ld16be(wire + 10));
+	jw_ku64(&j, "QDCOUNT", dnsnap_load_be16(wire + 4));
+	jw_ku64(&j, "ANCOUNT", dnsnap_load_be16(wire + 6));
+	jw_ku64(&j, "NSCOUNT", dnsnap_load_be16(wire + 8));
+	jw_ku64(&j, "ARCOUNT", dnsnap_load_be16(wire + 10));
 	const ldns_rr_list *q = ldns_pkt_question(pkt);
 	if (ldns_rr_list_rr_count(q) > 0) {
 		const ldns_rr *qr = ldns_rr_list_rr(q, 0);

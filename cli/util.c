@@ -14,7 +14,6 @@
 
 #include <ldns/ldns.h>
 
-#include "byteorder.h"
 #include "cli.h"
 #include "print.h"
 
@@ -446,7 +445,7 @@ int filter_scan(const char *cmd, dnsnap_snap_t *s, const filter_t *f,
 
 uint32_t entry_expiry(const uint8_t *entry)
 {
-	return ld32le(entry + 4);
+	return dnsnap_load_le32(entry + 4);
 }
 
 /* --------------------------------------------------------------- progress */

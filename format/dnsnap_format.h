@@ -148,6 +148,78 @@ typedef struct dnsnap_diag {
 	char msg[256];
 } dnsnap_diag_t;
 
+/* ------------------------------------------------------- byte order */
+
+/*
+ * The one set of unaligned-safe loads and stores of fixed-width integers:
+ * the name says the byte order (le: the entry layout; be: DNS messages and
+ * keys; host: LMDB's page fields, this host's order). Byte by byte or
+ * memcpy, so no alignment is assumed; compilers make each one load or store
+ * (and a bswap). Inside the tree format/byteorder.h gives them short names
+ * (ld16be, st32le ...).
+ */
+static inline uint16_t dnsnap_load_le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static inline uint32_t dnsnap_load_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t dnsnap_load_le64(const uint8_t *p)
+{
+	return (uint64_t)dnsnap_load_le32(p) | (uint64_t)dnsnap_load_le32(p + 4) << 32;
+}
+static inline uint16_t dnsnap_load_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t dnsnap_load_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static inline uint64_t dnsnap_load_be64(const uint8_t *p)
+{
+	return (uint64_t)dnsnap_load_be32(p) << 32 | (uint64_t)dnsnap_load_be32(p + 4);
+}
+static inline uint16_t dnsnap_load_host16(const uint8_t *p)
+{
+	uint16_t v;
+	__builtin_memcpy(&v, p, 2);
+	return v;
+}
+static inline uint32_t dnsnap_load_host32(const uint8_t *p)
+{
+	uint32_t v;
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+static inline uint64_t dnsnap_load_host64(const uint8_t *p)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+static inline void dnsnap_store_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void dnsnap_store_le32(uint8_t *p, uint32_t v)
+{
+	dnsnap_store_le16(p, (uint16_t)v);
+	dnsnap_store_le16(p + 2, (uint16_t)(v >> 16));
+}
+static inline void dnsnap_store_le64(uint8_t *p, uint64_t v)
+{
+	dnsnap_store_le32(p, (uint32_t)v);
+	dnsnap_store_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline void dnsnap_store_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+static inline void dnsnap_store_be32(uint8_t *p, uint32_t v)
+{
+	dnsnap_store_be16(p, (uint16_t)(v >> 16));
+	dnsnap_store_be16(p + 2, (uint16_t)v);
+}
+
 /* ---------------------------------------------------------------- limits */
 
 #define DNSNAP_NAME_MAX     255     /* wire name, root label included */

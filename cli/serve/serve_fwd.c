@@ -6,6 +6,13 @@
  * to answer it. The forwarder's done() hook (on_done(), in its thread) gets
  * every waiter of a key at once with the upstream's reply or the failure.
  */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
 #include "server.h"
 
 struct waiter *waiter_new(const uint8_t *msg, size_t len, const dnsnap_query_t *q, int64_t t0)
@@ -66,14 +73,14 @@ void waiter_answer(struct server *s, struct tstat *cnt, struct hist *lat, struct
 		d->t0_us = w->t0_us;
 		d->lat = lat;
 		d->len = len ? 2 + len : 0;
-		st16be(d->msg, (uint16_t)len);
+		dnsnap_store_be16(d->msg, (uint16_t)len);
 		memcpy(d->msg + 2, reply, len);
-		pthread_mutex_lock(&s->tcp_mu);
-		*s->tcp_done_tail = d;
-		s->tcp_done_tail = &d->next;
-		pthread_mutex_unlock(&s->tcp_mu);
+		pthread_mutex_lock(&s->net.tcp_mu);
+		*s->net.tcp_done_tail = d;
+		s->net.tcp_done_tail = &d->next;
+		pthread_mutex_unlock(&s->net.tcp_mu);
 		uint64_t one = 1;
-		if (write(s->tcp_done_fd, &one, sizeof one) < 0)
+		if (write(s->net.tcp_done_fd, &one, sizeof one) < 0)
 			bump(cnt, C_DROP + DROP_SEND);
 	} else {
 		bump(cnt, C_DROP + DROP_SEND);
@@ -93,8 +100,8 @@ static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, str
 			  const dnsnap_query_t *q, enum dnsnap_fwd_result r, uint32_t now)
 {
 	size_t len = 0;
-	if (s->serve_stale > 0) {
-		dnsnap_lookup_t lk = { .now = now, .stale_window = s->serve_stale };
+	if (s->cfg->serve_stale > 0) {
+		dnsnap_lookup_t lk = { .now = now, .stale_window = s->cfg->serve_stale };
 		lk.max_size = (uint16_t)serve_limit(q, w->tcp, waiter_cap(w));
 		if (dnsnap_cache_lookup(s->cache, q, &lk, out, waiter_cap(w), &len) == DNSNAP_OK) {
 			bump(cnt, lk.stale ? C_STALE : lk.tier == DNSNAP_TIER_MEMORY ? C_HIT_MEM
@@ -124,17 +131,17 @@ static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, str
  * would be (its own ID, question spelling, DO, CD, size), without looking
  * up what was just inserted.
  */
-void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t rlen,
+static void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t rlen,
 	     void *const *ws, size_t n)
 {
 	struct server *s = arg;
-	struct tstat *cnt = &s->fwd_cnt;
+	struct tstat *cnt = &s->fwd.cnt;
 	uint32_t now = server_now(s);
 	if (r == DNSNAP_FWD_ANSWER) {
 		dnsnap_diag_t d = { 0 };
 		size_t vl = 0;
 		uint64_t pxat = 0;
-		int m = miss_take(s->cache, reply, rlen, now, s->enc, s->l2_val, s->l2_val ? &vl : NULL,
+		int m = miss_take(s->cache, reply, rlen, now, s->fwd.enc, s->l2.val, s->l2.val ? &vl : NULL,
 				  &pxat, &d);
 		if (m < 0) {
 			slog(LOG_INFO, "an upstream answer the cache cannot read: %s", d.msg);
@@ -143,16 +150,16 @@ void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t r
 			slog(LOG_DEBUG, "an upstream answer %s", d.msg);
 		}
 		if (m >= 0 && vl > 0)
-			l2_write(s, s->enc->key, s->enc->key_len, s->l2_val, vl, pxat);
+			l2_write(s, s->fwd.enc->key, s->fwd.enc->key_len, s->l2.val, vl, pxat);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct waiter *w = ws[i];
 		if (r != DNSNAP_FWD_ANSWER) {
-			answer_failed(s, cnt, s->fwd_out, w, &w->q, r, now);
+			answer_failed(s, cnt, s->fwd.out, w, &w->q, r, now);
 			continue;
 		}
-		if (answer_waiter(s, cnt, &cnt->lat_up, s->fwd_out, w, s->enc->entry,
-				  s->enc->entry_len, now) == 0)
+		if (answer_waiter(s, cnt, &cnt->lat_up, s->fwd.out, w, s->fwd.enc->entry,
+				  s->fwd.enc->entry_len, now) == 0)
 			bump(cnt, C_UP_ANS);
 	}
 }
@@ -185,10 +192,10 @@ int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t
 static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 			  const dnsnap_query_t *q, int why)
 {
-	if (s->serve_stale > 0) {
+	if (s->cfg->serve_stale > 0) {
 		uint8_t out[SERVE_UDP_MAX];
 		size_t len;
-		dnsnap_lookup_t lk = { .now = server_now(s), .stale_window = s->serve_stale };
+		dnsnap_lookup_t lk = { .now = server_now(s), .stale_window = s->cfg->serve_stale };
 		lk.max_size = (uint16_t)serve_limit(q, 0, sizeof out);
 		if (!w->tcp &&
 		    dnsnap_cache_lookup(s->cache, q, &lk, out, sizeof out, &len) == DNSNAP_OK) {
@@ -207,15 +214,15 @@ static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 		free(w);
 }
 
-void on_rejected(void *arg, void *waiter, int why)
+static void on_rejected(void *arg, void *waiter, int why)
 {
 	struct server *s = arg;
 	struct waiter *w = waiter;
-	drop_or_stale(s, &s->fwd_cnt, w, &w->q, why);
+	drop_or_stale(s, &s->fwd.cnt, w, &w->q, why);
 }
 
 /* log() of the forwarder: an upstream marked down is a warning, the rest news. */
-void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *msg)
+static void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *msg)
 {
 	(void)arg;
 	(void)upstream;
@@ -226,41 +233,43 @@ void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *m
  * and on_done()'s buffers. @return 0, or EXIT_USAGE (said) */
 int forwarder_start(struct server *s, const dnsnap_fwd_opts_t *fo)
 {
-	s->enc = malloc(sizeof *s->enc);
-	s->fwd_out = malloc(2 + TCP_MSG_MAX);
-	if (s->enc == NULL || s->fwd_out == NULL)
+	s->fwd.enc = malloc(sizeof *s->fwd.enc);
+	s->fwd.out = malloc(2 + TCP_MSG_MAX);
+	if (s->fwd.enc == NULL || s->fwd.out == NULL)
 		return fail("serve", NULL, "out of memory");
 	dnsnap_fwd_hooks_t hooks = {
 		.done = on_done, .rejected = on_rejected, .log = on_fwd_log, .arg = s,
 	};
 	dnsnap_diag_t d;
-	if (dnsnap_fwd_new(fo, &hooks, &s->fwd, &d) != DNSNAP_OK)
+	if (dnsnap_fwd_new(fo, &hooks, &s->fwd.f, &d) != DNSNAP_OK)
 		return fail("serve", NULL, "%s", d.msg);
-	int err = dnsnap_fwd_start(s->fwd);
+	int err = dnsnap_fwd_start(s->fwd.f);
 	if (err != DNSNAP_OK)
 		return fail("serve", NULL, "cannot start the forwarder's thread: %s", strerror(-err));
 	return 0;
 }
 
-/* A miss to the upstream (any thread; @p cnt the caller's). */
-void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
-		      const dnsnap_query_t *q)
+void forwarder_stop(struct server *s, unsigned ms)
 {
-	if (dnsnap_fwd_submit(s->fwd, q, w) != DNSNAP_FWD_QUEUED)
-		drop_or_stale(s, cnt, w, q, DNSNAP_FWD_FULL);
+	if (s->fwd.f != NULL && ms > 0 && dnsnap_fwd_drain(s->fwd.f, ms) != DNSNAP_OK)
+		slog(LOG_WARNING, "upstream queries still in flight after %u ms: their clients "
+		     "get SERVFAIL", ms);
+	dnsnap_fwd_free(s->fwd.f); /* what is still in flight ends with DNSNAP_FWD_STOPPED */
+	s->fwd.f = NULL;
+	free(s->fwd.enc);
+	free(s->fwd.out);
+	s->fwd.enc = NULL;
+	s->fwd.out = NULL;
 }
 
-/* A miss of memory and map: to the second level when there is one and it
- * takes it (on_l2() then goes on), else to the upstream. */
-void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap_query_t *q)
+void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w)
 {
-	if (s->l2_out != NULL) { /* --l2 */
-		pthread_rwlock_rdlock(&s->l2_lock);
-		int taken = s->l2 != NULL &&
-			    dnsnap_l2_get(s->l2, q->key, q->key_len, 0, w) == DNSNAP_OK;
-		pthread_rwlock_unlock(&s->l2_lock);
-		if (taken)
-			return;
-	}
-	forward_upstream(s, cnt, w, q);
+	if (dnsnap_fwd_submit(s->fwd.f, &w->q, w) != DNSNAP_FWD_QUEUED)
+		drop_or_stale(s, cnt, w, &w->q, DNSNAP_FWD_FULL);
+}
+
+void forward(struct server *s, struct tstat *cnt, struct waiter *w)
+{
+	if (!l2_ask(s, w))
+		forward_upstream(s, cnt, w);
 }

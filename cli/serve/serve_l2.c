@@ -15,13 +15,20 @@
  * entry is a miss. Only then is it inserted in memory (the next query is a
  * memory hit) and the client answered, as an upstream answer would be.
  */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
 #include "server.h"
 
-void on_l2(void *arg, void *waiter, dnsnap_l2_status_t status, const uint8_t *val, size_t len)
+static void on_l2(void *arg, void *waiter, dnsnap_l2_status_t status, const uint8_t *val,
+		  size_t len)
 {
 	struct server *s = arg;
 	struct waiter *w = waiter;
-	struct tstat *cnt = &s->l2_cnt;
+	struct tstat *cnt = &s->l2.cnt;
 	const dnsnap_query_t *q = &w->q;
 	dnsnap_diag_t d;
 	if (status == DNSNAP_L2_HIT) {
@@ -41,17 +48,17 @@ void on_l2(void *arg, void *waiter, dnsnap_l2_status_t status, const uint8_t *va
 			if (ie != DNSNAP_OK)
 				slog(LOG_DEBUG, "a second-level entry not cached: %s",
 				     dnsnap_strerror(ie));
-			if (answer_waiter(s, cnt, &cnt->lat_l2, s->l2_out, w, e, el, now) == 0)
+			if (answer_waiter(s, cnt, &cnt->lat_l2, s->l2.out, w, e, el, now) == 0)
 				bump(cnt, C_HIT_L2);
 			return;
 		}
 	}
-	forward_upstream(s, cnt, w, q);
+	forward_upstream(s, cnt, w);
 }
 
 /* The client's news (a connection lost or back, a slot map that failed, the
  * breaker's turns): warnings, once per outage (the client sees to that) */
-void on_l2_log(void *arg, const char *msg)
+static void on_l2_log(void *arg, const char *msg)
 {
 	(void)arg;
 	slog(LOG_WARNING, "--l2: %s", msg);
@@ -60,9 +67,9 @@ void on_l2_log(void *arg, const char *msg)
 int l2_start(struct server *s, const dnsnap_l2_opts_t *o)
 {
 	char e[512];
-	s->l2_out = malloc(2 + TCP_MSG_MAX);
-	s->l2_val = malloc(DNSNAP_L2_VALUE_MAX);
-	if (s->l2_out == NULL || s->l2_val == NULL)
+	s->l2.out = malloc(2 + TCP_MSG_MAX);
+	s->l2.val = malloc(DNSNAP_L2_VALUE_MAX);
+	if (s->l2.out == NULL || s->l2.val == NULL)
 		return fail("serve", NULL, "out of memory");
 	dnsnap_l2_hooks_t h = { .got = on_l2, .log = on_l2_log, .arg = s };
 	dnsnap_l2_t *l;
@@ -72,32 +79,51 @@ int l2_start(struct server *s, const dnsnap_l2_opts_t *o)
 		dnsnap_l2_free(l, 0);
 		return fail("serve", NULL, "--l2: %s", e);
 	}
-	s->l2 = l;
+	s->l2.c = l;
 	return 0;
+}
+
+int l2_ask(struct server *s, struct waiter *w)
+{
+	if (s->l2.out == NULL) /* no --l2 */
+		return 0;
+	pthread_rwlock_rdlock(&s->l2.lock);
+	int taken = s->l2.c != NULL &&
+		    dnsnap_l2_get(s->l2.c, w->q.key, w->q.key_len, 0, w) == DNSNAP_OK;
+	pthread_rwlock_unlock(&s->l2.lock);
+	return taken;
 }
 
 void l2_write(struct server *s, const uint8_t *key, size_t key_len, const uint8_t *val,
 	      size_t len, uint64_t pxat_ms)
 {
-	pthread_rwlock_rdlock(&s->l2_lock);
-	if (s->l2 != NULL)
-		dnsnap_l2_put(s->l2, key, key_len, val, len, pxat_ms);
-	pthread_rwlock_unlock(&s->l2_lock);
+	pthread_rwlock_rdlock(&s->l2.lock);
+	if (s->l2.c != NULL)
+		dnsnap_l2_put(s->l2.c, key, key_len, val, len, pxat_ms);
+	pthread_rwlock_unlock(&s->l2.lock);
 }
 
 void l2_stop(struct server *s, unsigned flush_ms)
 {
-	pthread_rwlock_wrlock(&s->l2_lock);
-	dnsnap_l2_t *l = s->l2;
-	s->l2 = NULL; /* misses go upstream, answers are not written any more */
-	pthread_rwlock_unlock(&s->l2_lock);
+	pthread_rwlock_wrlock(&s->l2.lock);
+	dnsnap_l2_t *l = s->l2.c;
+	s->l2.c = NULL; /* misses go upstream, answers are not written any more */
+	pthread_rwlock_unlock(&s->l2.lock);
 	if (l == NULL)
 		return;
 	/* GETs still waiting: on_l2(DNSNAP_L2_STOPPED), to the upstream; the
 	 * counters as it ended, for the exit's */
 	dnsnap_l2_stats_t last;
 	dnsnap_l2_free_last(l, flush_ms, &last);
-	pthread_rwlock_wrlock(&s->l2_lock);
-	s->l2_last = last;
-	pthread_rwlock_unlock(&s->l2_lock);
+	pthread_rwlock_wrlock(&s->l2.lock);
+	s->l2.last = last;
+	pthread_rwlock_unlock(&s->l2.lock);
+}
+
+void l2_free(struct server *s)
+{
+	free(s->l2.out);
+	free(s->l2.val);
+	s->l2.out = s->l2.val = NULL;
+	pthread_rwlock_destroy(&s->l2.lock);
 }

@@ -2,55 +2,22 @@
  * serve_net.c: the sockets of `dnsnap serve`: the UDP workers, the TCP
  * thread, and --allow (server.h; the threads: the top of serve.c).
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
 #include "server.h"
 
 /* ------------------------------------------------------------------ ACL */
-
-int cidr_parse(const char *arg, struct cidr *c)
-{
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *slash = strchr(arg, '/');
-	size_t hl = slash ? (size_t)(slash - arg) : strlen(arg);
-	if (hl == 0 || hl >= sizeof host)
-		return -1;
-	memcpy(host, arg, hl);
-	host[hl] = 0;
-	memset(c, 0, sizeof *c);
-	unsigned max;
-	if (inet_pton(AF_INET, host, c->addr) == 1) {
-		c->family = AF_INET;
-		max = 32;
-	} else if (inet_pton(AF_INET6, host, c->addr) == 1) {
-		c->family = AF_INET6;
-		max = 128;
-	} else {
-		return -1;
-	}
-	c->bits = max;
-	if (slash != NULL) {
-		char *end;
-		errno = 0;
-		unsigned long b = strtoul(slash + 1, &end, 10);
-		if (errno || end == slash + 1 || *end || b > max || slash[1] == '-' ||
-		    slash[1] == '+')
-			return -1;
-		c->bits = (unsigned)b;
-	}
-	/* host bits set (10.0.0.1/8) are a typo as often as not: refuse them */
-	for (unsigned i = c->bits; i < max; i++)
-		if (c->addr[i / 8] & (0x80 >> (i % 8)))
-			return -2;
-	/* ::ffff:a.b.c.d/96+n is the IPv4 prefix a.b.c.d/n: sources are matched
-	 * as IPv4 (allowed()), so the prefix is too */
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	if (c->family == AF_INET6 && c->bits >= 96 && memcmp(c->addr, mapped, 12) == 0) {
-		memmove(c->addr, c->addr + 12, 4);
-		memset(c->addr + 4, 0, 12);
-		c->family = AF_INET;
-		c->bits -= 96;
-	}
-	return 0;
-}
 
 static int cidr_match(const struct cidr *c, const uint8_t *a)
 {
@@ -77,8 +44,8 @@ int allowed(const struct server *s, const struct sockaddr_storage *sa)
 	} else {
 		return 0;
 	}
-	for (int i = 0; i < s->nallow; i++)
-		if (s->allow[i].family == family && cidr_match(&s->allow[i], a))
+	for (int i = 0; i < s->cfg->nallow; i++)
+		if (s->cfg->allow[i].family == family && cidr_match(&s->cfg->allow[i], a))
 			return 1;
 	return 0;
 }
@@ -121,8 +88,8 @@ void *udp_main(void *arg)
 		b->in[i].msg_hdr.msg_iovlen = 1;
 	}
 	int wildcard = w->l->wildcard, errors = 0;
-	struct serve_in in = { .cache = s->cache, .forward = s->fwd != NULL };
-	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+	struct serve_in in = { .cache = s->cache, .forward = s->fwd.f != NULL };
+	while (!atomic_load_explicit(&s->net.stop, memory_order_relaxed)) {
 		for (int i = 0; i < BATCH; i++) {
 			struct msghdr *h = &b->in[i].msg_hdr;
 			h->msg_name = &b->from[i];
@@ -134,7 +101,7 @@ void *udp_main(void *arg)
 		int n = recvmmsg(w->fd, b->in, BATCH, MSG_WAITFORONE, NULL);
 		if (n <= 0) {
 			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-			    atomic_load_explicit(&s->draining, memory_order_relaxed))
+			    atomic_load_explicit(&s->net.draining, memory_order_relaxed))
 				break; /* connected away and empty: nothing more comes */
 			if (n < 0 && errno != EAGAIN && errno != EINTR && errors++ == 0)
 				slog(LOG_ERR, "%s: recvmmsg: %s", w->l->text, strerror(errno));
@@ -171,7 +138,7 @@ void *udp_main(void *arg)
 				wt->ctl_len = wildcard ? reply_pktinfo(h) : 0;
 				if (wt->ctl_len)
 					memcpy(&wt->ctl, &b->ctl[i], wt->ctl_len);
-				forward(s, &w->cnt, wt, &q);
+				forward(s, &w->cnt, wt);
 				continue;
 			}
 			count_reply(&w->cnt, outcome, b->r[i], len);
@@ -278,10 +245,10 @@ static int conn_serve(struct tcp *t, int slot)
 	struct conn *c = t->conns[slot];
 	struct server *s = t->s;
 	struct serve_in in = { .cache = s->cache, .tcp = 1, .refuse = !c->allowed,
-			       .forward = s->fwd != NULL };
+			       .forward = s->fwd.f != NULL };
 	size_t off = 0;
 	while (c->pend == NULL && c->in_len - off >= 2) {
-		size_t mlen = ld16be(c->in + off);
+		size_t mlen = dnsnap_load_be16(c->in + off);
 		if (c->in_len - off - 2 < mlen)
 			break;
 		int64_t t0 = mono_us();
@@ -291,8 +258,8 @@ static int conn_serve(struct tcp *t, int slot)
 		in.now = server_now(s);
 		const uint8_t *msg = c->in + off + 2;
 		int outcome = serve_handle(&in, msg, mlen, t->out + 2, TCP_MSG_MAX, &len, &q, &lk);
-		bump(&s->tcp_cnt, C_TCP);
-		count_outcome(&s->tcp_cnt, outcome, &lk);
+		bump(&s->net.tcp_cnt, C_TCP);
+		count_outcome(&s->net.tcp_cnt, outcome, &lk);
 		off += 2 + mlen;
 		c->last = mono_ms();
 		if (outcome == SERVE_DROP)
@@ -300,24 +267,24 @@ static int conn_serve(struct tcp *t, int slot)
 		if (outcome == SERVE_FORWARD) {
 			struct waiter *w = waiter_new(msg, mlen, &q, t0);
 			if (w == NULL) {
-				bump(&s->tcp_cnt, C_DROP + DROP_OVERLOAD);
+				bump(&s->net.tcp_cnt, C_DROP + DROP_OVERLOAD);
 				continue;
 			}
 			w->tcp = 1;
 			w->conn = c->id;
 			c->waiting++;
-			forward(s, &s->tcp_cnt, w, &q);
+			forward(s, &s->net.tcp_cnt, w);
 			continue;
 		}
-		count_reply(&s->tcp_cnt, outcome, t->out + 2, len);
-		st16be(t->out, (uint16_t)len);
+		count_reply(&s->net.tcp_cnt, outcome, t->out + 2, len);
+		dnsnap_store_be16(t->out, (uint16_t)len);
 		if (conn_send(t, slot, t->out, len + 2) != 0)
 			return -1;
 		if (!c->allowed && !c->eof) { /* one REFUSED, then the connection ends */
 			c->eof = 1;
 			conn_watch(t, slot, conn_events(c));
 		}
-		hist_add(&s->tcp_cnt.lat_cache, (uint64_t)(mono_us() - t0));
+		hist_add(&s->net.tcp_cnt.lat_cache, (uint64_t)(mono_us() - t0));
 	}
 	if (off > 0) {
 		memmove(c->in, c->in + off, c->in_len - off);
@@ -368,13 +335,13 @@ static void tcp_take_done(struct tcp *t)
 {
 	struct server *s = t->s;
 	uint64_t v;
-	if (read(s->tcp_done_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+	if (read(s->net.tcp_done_fd, &v, sizeof v) < 0 && errno != EAGAIN)
 		slog(LOG_ERR, "eventfd: %s", strerror(errno));
-	pthread_mutex_lock(&s->tcp_mu);
-	struct tcp_done *d = s->tcp_done;
-	s->tcp_done = NULL;
-	s->tcp_done_tail = &s->tcp_done;
-	pthread_mutex_unlock(&s->tcp_mu);
+	pthread_mutex_lock(&s->net.tcp_mu);
+	struct tcp_done *d = s->net.tcp_done;
+	s->net.tcp_done = NULL;
+	s->net.tcp_done_tail = &s->net.tcp_done;
+	pthread_mutex_unlock(&s->net.tcp_mu);
 	while (d != NULL) {
 		struct tcp_done *next = d->next;
 		for (int k = 0; k < t->nconns; k++) {
@@ -400,10 +367,10 @@ static void tcp_take_done(struct tcp *t)
 
 static void tcp_listen_all(struct tcp *t, int on)
 {
-	for (int i = 0; i < t->s->nls; i++) {
+	for (int i = 0; i < t->s->net.nls; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
-		if (t->s->ls[i].tcp_fd >= 0)
-			epoll_ctl(t->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, t->s->ls[i].tcp_fd,
+		if (t->s->net.ls[i].tcp_fd >= 0)
+			epoll_ctl(t->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, t->s->net.ls[i].tcp_fd,
 				  &ev);
 	}
 	t->listening = on;
@@ -430,13 +397,13 @@ static void tcp_accept(struct tcp *t, int lfd)
 		int ok = allowed(t->s, &peer);
 		if (t->nconns == TCP_MAX_CONNS || (!ok && t->ndenied >= TCP_MAX_DENIED)) {
 			close(fd); /* at once: better than a client waiting in the backlog */
-			bump(&t->s->tcp_cnt, C_CONN_REFUSED);
+			bump(&t->s->net.tcp_cnt, C_CONN_REFUSED);
 			continue;
 		}
 		struct conn *c = malloc(sizeof *c);
 		if (c == NULL) {
 			close(fd);
-			bump(&t->s->tcp_cnt, C_CONN_REFUSED);
+			bump(&t->s->net.tcp_cnt, C_CONN_REFUSED);
 			continue;
 		}
 		int one = 1;
@@ -460,7 +427,7 @@ static void tcp_accept(struct tcp *t, int lfd)
 			conn_close(t, slot);
 			continue;
 		}
-		bump(&t->s->tcp_cnt, C_CONNS);
+		bump(&t->s->net.tcp_cnt, C_CONNS);
 	}
 }
 
@@ -469,14 +436,14 @@ static void tcp_accept(struct tcp *t, int lfd)
 static void tcp_close_listeners(struct tcp *t)
 {
 	struct server *s = t->s;
-	for (int i = 0; i < s->nls; i++) {
-		if (s->ls[i].tcp_fd < 0)
+	for (int i = 0; i < s->net.nls; i++) {
+		if (s->net.ls[i].tcp_fd < 0)
 			continue;
 		if (t->listening)
-			tcp_accept(t, s->ls[i].tcp_fd);
-		epoll_ctl(t->ep, EPOLL_CTL_DEL, s->ls[i].tcp_fd, NULL);
-		close(s->ls[i].tcp_fd);
-		s->ls[i].tcp_fd = -1;
+			tcp_accept(t, s->net.ls[i].tcp_fd);
+		epoll_ctl(t->ep, EPOLL_CTL_DEL, s->net.ls[i].tcp_fd, NULL);
+		close(s->net.ls[i].tcp_fd);
+		s->net.ls[i].tcp_fd = -1;
 	}
 	t->listening = 0;
 }
@@ -486,9 +453,9 @@ void *tcp_main(void *arg)
 	struct tcp *t = arg;
 	struct server *s = t->s;
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = TAG_STOP };
-	epoll_ctl(t->ep, EPOLL_CTL_ADD, s->tcp_stop_fd, &ev);
+	epoll_ctl(t->ep, EPOLL_CTL_ADD, s->net.tcp_stop_fd, &ev);
 	ev.data.u32 = TAG_DONE;
-	epoll_ctl(t->ep, EPOLL_CTL_ADD, s->tcp_done_fd, &ev);
+	epoll_ctl(t->ep, EPOLL_CTL_ADD, s->net.tcp_done_fd, &ev);
 	tcp_listen_all(t, 1);
 	int64_t swept = mono_ms();
 	int draining = 0;
@@ -499,9 +466,9 @@ void *tcp_main(void *arg)
 			uint32_t d = evs[i].data.u32;
 			if (d == TAG_STOP) {
 				uint64_t v;
-				if (read(s->tcp_stop_fd, &v, sizeof v) < 0 && errno != EAGAIN)
+				if (read(s->net.tcp_stop_fd, &v, sizeof v) < 0 && errno != EAGAIN)
 					slog(LOG_ERR, "eventfd: %s", strerror(errno));
-				if (atomic_load(&s->stop))
+				if (atomic_load(&s->net.stop))
 					goto out;
 				continue;
 			}
@@ -514,10 +481,10 @@ void *tcp_main(void *arg)
 				if (slot < t->nconns)
 					conn_event(t, slot, evs[i].events);
 			} else if (!draining) {
-				tcp_accept(t, s->ls[d].tcp_fd);
+				tcp_accept(t, s->net.ls[d].tcp_fd);
 			}
 		}
-		if (!draining && atomic_load(&s->tcp_draining)) {
+		if (!draining && atomic_load(&s->net.tcp_draining)) {
 			draining = 1;
 			tcp_close_listeners(t);
 		}
@@ -531,7 +498,7 @@ void *tcp_main(void *arg)
 				    (draining && c->waiting == 0 && c->pend == NULL &&
 				     c->in_len == 0)) {
 					if (!draining)
-						bump(&s->tcp_cnt, C_CONN_IDLE);
+						bump(&s->net.tcp_cnt, C_CONN_IDLE);
 					conn_close(t, k);
 				}
 			}

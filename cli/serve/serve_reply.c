@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "serve.h"
-#include "byteorder.h"
 
 #define HDR_LEN 12
 #define F_QR 0x8000u
@@ -57,7 +56,7 @@ struct probe {
 static void probe(const uint8_t *m, size_t len, struct probe *p)
 {
 	memset(p, 0, sizeof *p);
-	if (ld16be(m + 4) != 1)
+	if (dnsnap_load_be16(m + 4) != 1)
 		return;
 	size_t i = HDR_LEN;
 	for (;;) { /* plain labels only: a query's name has nothing to point back to */
@@ -73,8 +72,9 @@ static void probe(const uint8_t *m, size_t len, struct probe *p)
 		return;
 	p->qend = i + 5;
 	size_t o = p->qend;
-	if (ld16be(m + 6) != 0 || ld16be(m + 8) != 0 || ld16be(m + 10) == 0 || len - o < 11 ||
-	    m[o] != 0 || ld16be(m + o + 1) != TYPE_OPT || len - o - 11 < ld16be(m + o + 9))
+	if (dnsnap_load_be16(m + 6) != 0 || dnsnap_load_be16(m + 8) != 0 ||
+	    dnsnap_load_be16(m + 10) == 0 || len - o < 11 || m[o] != 0 ||
+	    dnsnap_load_be16(m + o + 1) != TYPE_OPT || len - o - 11 < dnsnap_load_be16(m + o + 9))
 		return;
 	p->edns = 1;
 	p->version = m[o + 6];
@@ -91,13 +91,13 @@ static size_t error_reply_ede(const uint8_t *m, const struct probe *p, unsigned 
 			      unsigned ede_code, const char *ede_text, uint8_t *out)
 {
 	int ede = ede_code != 0;
-	unsigned qflags = ld16be(m + 2);
-	st16be(out, ld16be(m));
-	st16be(out + 2, F_QR | (qflags & (F_OPCODE | F_RD | F_CD)) | F_RA | (rcode & 15));
-	st16be(out + 4, p->qend ? 1 : 0);
-	st16be(out + 6, 0);
-	st16be(out + 8, 0);
-	st16be(out + 10, opt ? 1 : 0);
+	unsigned qflags = dnsnap_load_be16(m + 2);
+	dnsnap_store_be16(out, dnsnap_load_be16(m));
+	dnsnap_store_be16(out + 2, F_QR | (qflags & (F_OPCODE | F_RD | F_CD)) | F_RA | (rcode & 15));
+	dnsnap_store_be16(out + 4, p->qend ? 1 : 0);
+	dnsnap_store_be16(out + 6, 0);
+	dnsnap_store_be16(out + 8, 0);
+	dnsnap_store_be16(out + 10, opt ? 1 : 0);
 	size_t n = HDR_LEN;
 	if (p->qend) {
 		memcpy(out + n, m + HDR_LEN, p->qend - HDR_LEN);
@@ -107,17 +107,17 @@ static size_t error_reply_ede(const uint8_t *m, const struct probe *p, unsigned 
 		const char *text = ede_text ? ede_text : "";
 		size_t tl = strlen(text), rdlen = ede ? 4 + 2 + tl : 0;
 		out[n] = 0; /* the root */
-		st16be(out + n + 1, TYPE_OPT);
-		st16be(out + n + 3, OUR_UDP_SIZE);
+		dnsnap_store_be16(out + n + 1, TYPE_OPT);
+		dnsnap_store_be16(out + n + 3, OUR_UDP_SIZE);
 		out[n + 5] = (uint8_t)(rcode >> 4); /* EXTENDED-RCODE */
 		out[n + 6] = 0;                     /* VERSION: the one we do */
-		st16be(out + n + 7, p->do_bit ? 0x8000 : 0);
-		st16be(out + n + 9, (unsigned)rdlen);
+		dnsnap_store_be16(out + n + 7, p->do_bit ? 0x8000 : 0);
+		dnsnap_store_be16(out + n + 9, (unsigned)rdlen);
 		n += 11;
 		if (ede) {
-			st16be(out + n, OPT_EDE);
-			st16be(out + n + 2, (unsigned)(2 + tl));
-			st16be(out + n + 4, ede_code);
+			dnsnap_store_be16(out + n, OPT_EDE);
+			dnsnap_store_be16(out + n + 2, (unsigned)(2 + tl));
+			dnsnap_store_be16(out + n + 4, ede_code);
 			memcpy(out + n + 6, text, tl);
 			n += 6 + tl;
 		}

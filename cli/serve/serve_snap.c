@@ -3,7 +3,49 @@
  * swapped on SIGHUP or when another process replaced it, published while
  * serving (server.h).
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "log.h"
+#include "notify.h"
 #include "server.h"
+
+static const char CMD[] = "serve";
+
+int snap_first(struct server *s)
+{
+	dnsnap_snap_t *snap = NULL;
+	struct stat st;
+	if (!s->cfg->forwarding) { /* cache-only: it must be there */
+		if (open_snap(CMD, s->path, &snap))
+			return EXIT_USAGE;
+		stat(s->path, &st);
+		snap_swap(s, snap, &st);
+		return 0;
+	}
+	if (stat(s->path, &st) != 0) {
+		if (errno != ENOENT)
+			return fail(CMD, s->path, "%s", strerror(errno));
+		slog(LOG_INFO, "%s: no snapshot yet: a cold start", s->path);
+		return 0;
+	}
+	dnsnap_diag_t d;
+	int err = dnsnap_snap_open(s->path, &snap, &d);
+	if (err == DNSNAP_EMAGIC || err == DNSNAP_EVERSION)
+		return fail(CMD, NULL, "%s (the server would replace it)", d.msg);
+	if (err == -EACCES || err == -EPERM)
+		return fail(CMD, NULL, "%s (the server must read and replace it)", d.msg);
+	if (err != DNSNAP_OK) {
+		slog(LOG_WARNING, "%s; a cold start (the next snapshot replaces it)", d.msg);
+		return 0;
+	}
+	snap_swap(s, snap, &st);
+	return 0;
+}
 
 /* ------------------------------------------------------------ snapshots */
 
@@ -18,7 +60,7 @@ static int sample_fn(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	(void)key, (void)key_len, (void)entry_len;
 	struct sample *sm = arg;
 	sm->seen++;
-	if ((int32_t)(ld32le(entry + 4) - sm->now) <= 0)
+	if ((int32_t)(dnsnap_load_le32(entry + 4) - sm->now) <= 0)
 		sm->expired++;
 	return sm->seen >= SAMPLE_ENTRIES;
 }
@@ -50,14 +92,14 @@ void snap_warn(struct server *s, dnsnap_snap_t *snap, uint32_t now)
 void snap_swap(struct server *s, dnsnap_snap_t *fresh, const struct stat *st)
 {
 	dnsnap_snap_t *old = NULL;
-	pthread_mutex_lock(&s->snap_mu);
+	pthread_mutex_lock(&s->snap.mu);
 	dnsnap_cache_attach(s->cache, fresh, &old);
-	s->snap = fresh;
+	s->snap.map = fresh;
 	if (st != NULL)
-		s->snap_st = *st;
+		s->snap.st = *st;
 	else
-		memset(&s->snap_st, 0, sizeof s->snap_st);
-	pthread_mutex_unlock(&s->snap_mu);
+		memset(&s->snap.st, 0, sizeof s->snap.st);
+	pthread_mutex_unlock(&s->snap.mu);
 	dnsnap_snap_close(old);
 }
 
@@ -83,16 +125,16 @@ void reload(struct server *s, const char *why)
 	dnsnap_diag_t d;
 	int err = dnsnap_snap_open(s->path, &fresh, &d);
 	if (err != DNSNAP_OK) {
-		if (s->snap != NULL) {
+		if (s->snap.map != NULL) {
 			dnsnap_snap_info_t in;
-			dnsnap_snap_info(s->snap, &in);
+			dnsnap_snap_info(s->snap.map, &in);
 			slog(LOG_ERR, "reload failed: %s; still serving the previous snapshot "
 			     "(%llu %s)", d.msg, (unsigned long long)in.entry_count,
 			     plural(in.entry_count, "entry", "entries"));
 		} else {
 			slog(LOG_ERR, "reload failed: %s; still serving from memory only", d.msg);
 		}
-		s->snap_st = st; /* not again until it changes */
+		s->snap.st = st; /* not again until it changes */
 		notify_systemd("READY=1");
 		return;
 	}
@@ -129,7 +171,7 @@ int publish(struct server *s, const char *why)
 	/* nothing inserted since the last publish: the file at the path holds all
 	 * the cache has (or a later merge of it another process published) */
 	uint64_t inserts = cache_inserts(s);
-	if (inserts == s->inserts_published) {
+	if (inserts == s->snap.inserts_published) {
 		slog(LOG_DEBUG, "%s: not published (%s): nothing new since the last time", s->path,
 		     why);
 		return 0;
@@ -144,8 +186,8 @@ int publish(struct server *s, const char *why)
 		/* no more than memory may hold: entries evicted from memory do not
 		 * live on in the file; with --serve-stale, what may still be served
 		 * stale after a restart is kept */
-		.max_bytes = s->snap_max_bytes ? s->snap_max_bytes : s->max_bytes,
-		.stale_window = s->serve_stale,
+		.max_bytes = s->cfg->snap_max_bytes ? s->cfg->snap_max_bytes : s->cfg->max_bytes,
+		.stale_window = s->cfg->serve_stale,
 	};
 	dnsnap_publish_stats_t ps;
 	dnsnap_snap_t *fresh = NULL;
@@ -153,7 +195,7 @@ int publish(struct server *s, const char *why)
 	if (err != DNSNAP_OK) {
 		slog(LOG_ERR, "snapshot (%s) not written: %s%s", why, d.msg,
 		     err == DNSNAP_EMAGIC || err == DNSNAP_EVERSION ? "; it is left as it is" : "");
-		s->snap_write_errors++;
+		s->snap.write_errors++;
 		return -1;
 	}
 	if (ps.base_err != 0)
@@ -162,14 +204,14 @@ int publish(struct server *s, const char *why)
 		snap_swap(s, fresh, NULL); /* watch() knows it by dnsnap_snap_same_file() */
 	dnsnap_snap_write_stats_t ws = ps.write;
 	double secs = (double)(mono_us() - t0) / 1e6;
-	s->inserts_published = inserts;
-	pthread_mutex_lock(&s->snap_mu);
-	s->snap_writes++;
-	s->snap_last_at = (uint64_t)time(NULL);
-	s->snap_last_seconds = secs;
-	s->snap_last_entries = ws.entries;
-	s->snap_longest_pause_ms = ws.longest_pause_ms;
-	pthread_mutex_unlock(&s->snap_mu);
+	s->snap.inserts_published = inserts;
+	pthread_mutex_lock(&s->snap.mu);
+	s->snap.writes++;
+	s->snap.last_at = (uint64_t)time(NULL);
+	s->snap.last_seconds = secs;
+	s->snap.last_entries = ws.entries;
+	s->snap.longest_pause_ms = ws.longest_pause_ms;
+	pthread_mutex_unlock(&s->snap.mu);
 	slog(LOG_INFO, "%s: published (%s): %llu %s (%llu from memory, %llu kept from the "
 	     "file; %llu stale; %llu left out by the bound, %llu flushed), %.3f s, longest "
 	     "insert pause %.3f ms", s->path, why,
@@ -187,9 +229,9 @@ void watch(struct server *s)
 	struct stat st;
 	if (stat(s->path, &st) != 0)
 		return;
-	pthread_mutex_lock(&s->snap_mu);
-	int same = s->snap != NULL && dnsnap_snap_same_file(s->snap, s->path);
-	pthread_mutex_unlock(&s->snap_mu);
-	if (!same && !file_unchanged(&st, &s->snap_st))
+	pthread_mutex_lock(&s->snap.mu);
+	int same = s->snap.map != NULL && dnsnap_snap_same_file(s->snap.map, s->path);
+	pthread_mutex_unlock(&s->snap.mu);
+	if (!same && !file_unchanged(&st, &s->snap.st))
 		reload(s, "taken in (replaced by another process)");
 }
