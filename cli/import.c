@@ -27,6 +27,27 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A refused stream, with --json: its object still, the fault's code and
+ * offset (in the decompressed stream: spec/FORMAT.md, "Reporting damage")
+ * as the library gives them; the message goes to standard error as well. */
+static void json_failure(const char *in, const char *out, int err, const dnsnap_diag_t *d)
+{
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "input", in);
+	jw_kstr(&j, "snapshot", out);
+	jw_key(&j, "error");
+	jw_obj(&j);
+	jw_kstr(&j, "code", err_name(err));
+	jw_ku64(&j, "offset", d->offset);
+	jw_kstr(&j, "reason", d->msg[0] != 0 ? diag_reason(out, d->msg) : strerror(-err));
+	jw_end(&j);
+	jw_end(&j);
+	jw_nl(&j);
+	fflush(stdout);
+}
+
 /*
  * The stream IN to the snapshot OUT: the input is looked at first (missing,
  * a directory, empty), then OUT's writers' lock taken, then the stream read
@@ -108,6 +129,11 @@ int cmd_import(int argc, char **argv)
 	if (bad != NULL) {
 		if (!std_in)
 			close(fd);
+		if (json) { /* the library's code for an empty stream, ETRUNC at 0 */
+			dnsnap_diag_t bd = { .offset = 0 };
+			snprintf(bd.msg, sizeof bd.msg, "%s", bad);
+			json_failure(in, out, S_ISDIR(st_in.st_mode) ? -EISDIR : DNSNAP_ETRUNC, &bd);
+		}
 		return fail("import", in_name, "%s", bad);
 	}
 	dnsnap_snap_lock_t *lk;
@@ -126,6 +152,8 @@ int cmd_import(int argc, char **argv)
 		close(fd);
 	if (err != DNSNAP_OK) {
 		size_t ol = strlen(out);
+		if (json)
+			json_failure(in, out, err, &d);
 		if (d.msg[0] == 0)
 			return fail("import", in_name, "%s", strerror(-err));
 		if (strncmp(d.msg, out, ol) == 0 && d.msg[ol] == ':')
