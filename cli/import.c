@@ -48,6 +48,30 @@ static void json_failure(const char *in, const char *out, int err, const dnsnap_
 	fflush(stdout);
 }
 
+/* An import that published, with --json: its summary on standard output. */
+static int json_summary(const char *in, const char *out, uint32_t now,
+			const dnsnap_snap_write_stats_t *st)
+{
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "input", in);
+	jw_kstr(&j, "snapshot", out);
+	jw_ku64(&j, "entries_read", st->entries + st->skipped);
+	jw_ku64(&j, "entries", st->entries);
+	jw_ku64(&j, "expired", st->skipped);
+	char now_iso[21];
+	time_iso(now, now_iso);
+	jw_kstr(&j, "now", now_iso);
+	jw_ku64(&j, "bytes_in", st->stream_bytes);
+	jw_ku64(&j, "bytes_out", st->file_size);
+	jw_end(&j);
+	jw_nl(&j);
+	if (fflush(stdout) != 0)
+		return fail("import", "standard output", "%s", strerror(errno));
+	return 0;
+}
+
 /*
  * The stream IN to the snapshot OUT: the input is looked at first (missing,
  * a directory, empty), then OUT's writers' lock taken, then the stream read
@@ -160,25 +184,9 @@ int cmd_import(int argc, char **argv)
 			return fail("import", NULL, "%s", d.msg); /* the writer's: it names OUT */
 		return fail("import", in_name, "%s", d.msg);
 	}
-	if (json) {
-		jw_t j;
-		jw_init(&j, stdout);
-		jw_obj(&j);
-		jw_kstr(&j, "input", in);
-		jw_kstr(&j, "snapshot", out);
-		jw_ku64(&j, "entries_read", st.entries + st.skipped);
-		jw_ku64(&j, "entries", st.entries);
-		jw_ku64(&j, "expired", st.skipped);
-		char now_iso[21];
-		time_iso(now, now_iso);
-		jw_kstr(&j, "now", now_iso);
-		jw_ku64(&j, "bytes_in", st.stream_bytes);
-		jw_ku64(&j, "bytes_out", st.file_size);
-		jw_end(&j);
-		jw_nl(&j);
-		if (fflush(stdout) != 0)
-			return fail("import", "standard output", "%s", strerror(errno));
-	} else if (st.skipped)
+	if (json)
+		return json_summary(in, out, now, &st);
+	if (st.skipped)
 		fprintf(stderr, "dnsnap import: %s: %llu entr%s expired at --now, left out\n",
 			in_name, (unsigned long long)st.skipped, st.skipped == 1 ? "y" : "ies");
 	return 0;
