@@ -28,7 +28,7 @@
 #include "wb.h"
 
 #define PS 4096                 /* the page size the vectors are written with */
-#define MAXP 24                 /* pages, at most */
+#define MAXP 40                 /* pages, at most */
 #define NENT 12                 /* entries of the base snapshots */
 #define NLEAF 3                 /* their leaves, 4 entries each */
 #define P_BRANCH 0x01
@@ -288,7 +288,8 @@ static void build(snap_t *sv, const vec_t *const *ents, const shape_t *sh)
 	entries_tree(sv, at_node);
 	size_t ovf_pages = sv->np - 3 - 1 - NLEAF;
 	sv->meta_leaf = page_new(sv, P_LEAF);
-	static uint8_t rec[4096];
+	static uint8_t rec[70000 + 4096];
+	size_t meta_ovf = 0;
 	if (sh->index) {
 		size_t n = index_record(rec, sv, at_node);
 		if (sh->idx_cut)
@@ -304,16 +305,27 @@ static void build(snap_t *sv, const vec_t *const *ents, const shape_t *sh)
 		if (sh->meta_cut)
 			n = sh->meta_cut;
 		st32le(rec + n, value_check((const uint8_t *)"meta", 4, rec, n));
-		size_t at = node_new(sv, sv->meta_leaf, (const uint8_t *)"meta", 4,
-				     (uint32_t)(n + 4), 0, rec, n + 4);
-		sv->meta_off = at + 8 + 4;
+		if (n + 4 > 1024) { /* on overflow pages, as LMDB puts a large value */
+			size_t before = sv->np;
+			uint64_t o = overflow_new(sv, rec, n + 4);
+			meta_ovf = sv->np - before;
+			uint8_t pg[8];
+			st64le(pg, o);
+			node_new(sv, sv->meta_leaf, (const uint8_t *)"meta", 4, (uint32_t)(n + 4),
+				 F_BIGDATA, pg, 8);
+			sv->meta_off = (size_t)(o * PS + 16);
+		} else {
+			size_t at = node_new(sv, sv->meta_leaf, (const uint8_t *)"meta", 4,
+					     (uint32_t)(n + 4), 0, rec, n + 4);
+			sv->meta_off = at + 8 + 4;
+		}
 		sv->meta_len = n;
 	}
 	uint8_t db[48];
 	db_rec(db, 0, 2, 1, NLEAF, ovf_pages, NENT, sv->root);
 	sv->ent_rec = node_new(sv, sv->main_leaf, (const uint8_t *)"entries", 7, 48, F_SUBDATA, db,
 			       48) + 8 + 7;
-	db_rec(db, 0, 1, 0, 1, 0, (uint64_t)(!!sh->index + !sh->no_meta), sv->meta_leaf);
+	db_rec(db, 0, 1, 0, 1, meta_ovf, (uint64_t)(!!sh->index + !sh->no_meta), sv->meta_leaf);
 	sv->meta_rec = node_new(sv, sv->main_leaf, (const uint8_t *)"meta", 4, 48, F_SUBDATA, db,
 				48) + 8 + 4;
 	if (sh->third_db) {
@@ -733,6 +745,13 @@ static void opening_vectors(void)
 	invalid_snap("437-snapshot-meta-page-0-newer", &sv, &w,
 		     "meta page 0 (the empty environment) with `txnid` 5: it is the current one, "
 		     "and its main database is empty");
+	static uint8_t big_tlv[3 + 65535] = { 0x80, 0xff, 0xff };
+	shape_t big = { .meta_tlv = big_tlv, .meta_tlv_n = sizeof big_tlv };
+	build(&sv, b20.e, &big);
+	w = refused(DNSNAP_ETOOBIG, sv.meta_off, NULL);
+	invalid_snap("438-snapshot-meta-record-over-64-kib", &sv, &w,
+		     "a meta record of 65601 bytes (a meta TLV of 65535), on overflow pages: "
+		     "more than the 65536 a reader copies");
 }
 
 /* The slot of entry @p i in the index (its file offset). */
