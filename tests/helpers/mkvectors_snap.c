@@ -900,6 +900,15 @@ static void scan_vectors(void)
 	invalid_snap("459-snapshot-child-in-another-range", &sv, &w,
 		     "the root's node 2 leads to leaf 1 again: read a second time, its keys lie "
 		     "outside the range (`DNSNAP_EFIELD` at each node); leaf 2 never read");
+	size_t n2 = sv.root * PS + ld16le(b20.b + ptr_at(b20.root, 2));
+	sv = b20, p32(n2, 99), fix_hash(&sv);
+	w = all_good();
+	w.scan = w.verify = DNSNAP_ECHECKSUM, w.scan_at = w.verify_at = n2;
+	w.good = NENT - 4, w.damaged = 4;
+	memset(w.gets + 8, 'd', 5); /* the absent key's search goes there too */
+	invalid_snap("467-snapshot-child-past-the-file", &sv, &w,
+		     "the root's node 2 leads to page 99, past the file: reported at that node, "
+		     "leaf 2's entries lost");
 	sv = b20, p64(sv.meta_off + 20, NENT + 1), p64(sv.ent_rec + 32, NENT + 1), fix_meta(&sv);
 	fix_hash(&sv);
 	w = all_good();
