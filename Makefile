@@ -172,7 +172,7 @@ test: deps                                         ## install, build, run every 
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
 		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
-		$(BUILD)/bench_instr
+		$(BUILD)/bench_instr $(BUILD)/mkreport
 	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
@@ -187,14 +187,15 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
-	$(BUILD)/bench_instr
+	$(BUILD)/bench_instr $(BUILD)/mkreport
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
 		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo \
-		build-asan/mksweep build-asan/deploy_zipfload build-asan/peers_dnsprobe
+		build-asan/mksweep build-asan/deploy_zipfload build-asan/peers_dnsprobe \
+		build-asan/mkreport
 	ASAN_OPTIONS=detect_leaks=1 TEST_JOBS=$(TEST_JOBS) tests/run.sh build-asan 0
 
 # The damage sweep drives the CLI built as `make asan` builds it (CORRUPT_ARGS: e.g.
@@ -238,7 +239,11 @@ vectors: $(BUILD)/mkvectors                        ## regenerate spec/vectors (r
 	sed -e '/<!-- VECTORS -->/,/<!-- \/VECTORS -->/{/<!-- VECTORS -->/{p;r spec/vectors/examples.md' \
 	    -e '};/<!-- \/VECTORS -->/!d}' \
 	    -e '/<!-- STREAMS -->/,/<!-- \/STREAMS -->/{/<!-- STREAMS -->/{p;r spec/vectors/streams.md' \
-	    -e '};/<!-- \/STREAMS -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
+	    -e '};/<!-- \/STREAMS -->/!d}' \
+	    -e '/<!-- SNAPSHOTS -->/,/<!-- \/SNAPSHOTS -->/{/<!-- SNAPSHOTS -->/{p;r spec/vectors/snapshots.md' \
+	    -e '};/<!-- \/SNAPSHOTS -->/!d}' \
+	    -e '/<!-- L2VALUES -->/,/<!-- \/L2VALUES -->/{/<!-- L2VALUES -->/{p;r spec/vectors/l2values.md' \
+	    -e '};/<!-- \/L2VALUES -->/!d}' spec/FORMAT.md > $(BUILD)/FORMAT.md
 	mv $(BUILD)/FORMAT.md spec/FORMAT.md
 
 bench: deps $(BENCH_BIN)                           ## benchmarks (BENCH_ARGS=--json)
@@ -389,6 +394,8 @@ $(BUILD)/l2drive: $(BUILD)/tests/helpers/l2drive.o $(BUILD)/libdnsnap-l2.a $(BUI
 
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
+# make vectors' generator: the snapshots and L2 values (mkvectors_snap.c) beside the rest.
+$(BUILD)/mkvectors: $(BUILD)/tests/helpers/mkvectors_snap.o
 
 # The sweep's generator writes the realistic mix (bench/realmix.c) through the library.
 $(BUILD)/mksweep: $(BUILD)/tests/helpers/mksweep.o $(BUILD)/bench/realmix.o $(BUILD)/bench/mix.o \

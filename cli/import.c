@@ -42,6 +42,51 @@ static int import_fill(void *arg, dnsnap_snap_t *base, dnsnap_snapw_t *w,
 	return dnsnap_import_into(x->fd, w, x->now, x->pr, stats, d);
 }
 
+/* A refused stream, with --json: its object still, the fault's code and
+ * offset (in the decompressed stream: spec/FORMAT.md, "Reporting damage")
+ * as the library gives them; the message goes to standard error as well. */
+static void json_failure(const char *in, const char *out, int err, const dnsnap_diag_t *d)
+{
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "input", in);
+	jw_kstr(&j, "snapshot", out);
+	jw_key(&j, "error");
+	jw_obj(&j);
+	jw_kstr(&j, "code", err_name(err));
+	jw_ku64(&j, "offset", d->offset);
+	jw_kstr(&j, "reason", d->msg[0] != 0 ? diag_reason(out, d->msg) : strerror(-err));
+	jw_end(&j);
+	jw_end(&j);
+	jw_nl(&j);
+	fflush(stdout);
+}
+
+/* An import that published, with --json: its summary on standard output. */
+static int json_summary(const char *in, const char *out, uint32_t now,
+			const dnsnap_snap_write_stats_t *st)
+{
+	jw_t j;
+	jw_init(&j, stdout);
+	jw_obj(&j);
+	jw_kstr(&j, "input", in);
+	jw_kstr(&j, "snapshot", out);
+	jw_ku64(&j, "entries_read", st->entries + st->skipped);
+	jw_ku64(&j, "entries", st->entries);
+	jw_ku64(&j, "expired", st->skipped);
+	char now_iso[21];
+	time_iso(now, now_iso);
+	jw_kstr(&j, "now", now_iso);
+	jw_ku64(&j, "bytes_in", st->stream_bytes);
+	jw_ku64(&j, "bytes_out", st->file_size);
+	jw_end(&j);
+	jw_nl(&j);
+	if (fflush(stdout) != 0)
+		return fail("import", "standard output", "%s", strerror(errno));
+	return 0;
+}
+
 /*
  * The stream IN to the snapshot OUT: the input is looked at first (missing,
  * a directory, empty), then OUT's writers' lock taken, then the stream read
@@ -125,6 +170,11 @@ int cmd_import(int argc, char **argv)
 	if (bad != NULL) {
 		if (!std_in)
 			close(fd);
+		if (json) { /* the library's code for an empty stream, ETRUNC at 0 */
+			dnsnap_diag_t bd = { .offset = 0 };
+			snprintf(bd.msg, sizeof bd.msg, "%s", bad);
+			json_failure(in, out, S_ISDIR(st_in.st_mode) ? -EISDIR : DNSNAP_ETRUNC, &bd);
+		}
 		return fail("import", in_name, "%s", bad);
 	}
 	/* the writers' lock, the file at OUT checked to be a snapshot (or none;
@@ -144,6 +194,8 @@ int cmd_import(int argc, char **argv)
 		return publish_fail("import", out, err, &d, &ps, wait);
 	if (err != DNSNAP_OK) {
 		size_t ol = strlen(out);
+		if (json)
+			json_failure(in, out, err, &d);
 		if (d.msg[0] == 0)
 			return fail("import", in_name, "%s", strerror(-err));
 		if (strncmp(d.msg, out, ol) == 0 && d.msg[ol] == ':')
@@ -151,25 +203,9 @@ int cmd_import(int argc, char **argv)
 		return fail("import", in_name, "%s", d.msg);
 	}
 	dnsnap_snap_write_stats_t st = ps.write;
-	if (json) {
-		jw_t j;
-		jw_init(&j, stdout);
-		jw_obj(&j);
-		jw_kstr(&j, "input", in);
-		jw_kstr(&j, "snapshot", out);
-		jw_ku64(&j, "entries_read", st.entries + st.skipped);
-		jw_ku64(&j, "entries", st.entries);
-		jw_ku64(&j, "expired", st.skipped);
-		char now_iso[21];
-		time_iso(now, now_iso);
-		jw_kstr(&j, "now", now_iso);
-		jw_ku64(&j, "bytes_in", st.stream_bytes);
-		jw_ku64(&j, "bytes_out", st.file_size);
-		jw_end(&j);
-		jw_nl(&j);
-		if (fflush(stdout) != 0)
-			return fail("import", "standard output", "%s", strerror(errno));
-	} else if (st.skipped)
+	if (json)
+		return json_summary(in, out, now, &st);
+	if (st.skipped)
 		fprintf(stderr, "dnsnap import: %s: %llu entr%s expired at --now, left out\n",
 			in_name, (unsigned long long)st.skipped, st.skipped == 1 ? "y" : "ies");
 	return 0;

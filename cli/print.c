@@ -623,6 +623,10 @@ static void print_rdata(FILE *f, const ldns_rr *rr, uint16_t type, const uint8_t
 	if (done != 0)
 		return;
 	const ldns_rr_descriptor *d = ldns_rr_descript((uint16_t)ldns_rr_get_type(rr));
+	if (ldns_rr_rd_count(rr) == 0 && (d == NULL || d->_type != type)) {
+		rdata_unknown(f, NULL, 0); /* empty: "\# 0", as RFC 3597 and dig write it */
+		return;
+	}
 	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
 		const ldns_rdf *r = ldns_rr_rdf(rr, i);
 		const uint8_t *p = ldns_rdf_data(r);

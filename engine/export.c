@@ -328,7 +328,7 @@ static int sniff(rdr_t *r, const uint8_t *p, size_t n)
 static int zstd_bad(rdr_t *r, size_t z, uint64_t at)
 {
 	return dnsnap__diag(r->d, DNSNAP_EZSTD, (size_t)at, "the compressed data is damaged "
-			    "(zstd: %s), before byte %llu of the file, at byte %llu of the "
+			    "(zstd: %s) within the file's first %llu bytes, at byte %llu of the "
 			    "decompressed data", ZSTD_getErrorName(z),
 			    (unsigned long long)r->in_bytes, (unsigned long long)at);
 }
@@ -410,21 +410,25 @@ static int rd_exact(rdr_t *r, uint8_t *p, size_t n, size_t *got)
 }
 
 /*
- * The data ended early: where it really ended (r->off, the decompressed bytes
- * that came), inside or after what (@p what: "inside the stream header"; it
- * started at @p at, the diag's offset), and whether the file itself ends
- * inside a zstd frame (a file cut short: zstd hands out nothing of a block it
- * has not whole).
+ * The data ended early, inside or after @p what ("the stream header", "entry
+ * 2 of 4": what started at @p at, the diag's offset, the one byte position
+ * the message names), and whether the file itself ends inside a zstd frame
+ * (a file cut short: zstd hands out nothing of a block it has not whole).
  */
 static int cut(rdr_t *r, uint64_t at, const char *what)
 {
 	char file[96] = "";
 	if (r->frame_left != 0)
-		snprintf(file, sizeof file, "; the file ends at byte %llu, inside a zstd frame",
+		snprintf(file, sizeof file, "; the file's %llu bytes end inside a zstd frame",
 			 (unsigned long long)r->in_bytes);
-	return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at, "the stream ends at byte %llu of "
-			    "the decompressed data, %s%s (truncated?)",
-			    (unsigned long long)r->off, what, file);
+	if (r->off == at)
+		return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at, "the stream ends at byte %llu "
+				    "of the decompressed data, %s%s (truncated?)",
+				    (unsigned long long)at, what, file);
+	return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at, "%s, at byte %llu of the "
+			    "decompressed data, is cut: the stream ends %llu bytes into it%s "
+			    "(truncated?)", what, (unsigned long long)at,
+			    (unsigned long long)(r->off - at), file);
 }
 
 /* Read n bytes of a field starting at `at`: a short read is DNSNAP_ETRUNC at `at`. */
@@ -447,7 +451,7 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 	if (e == 1)
 		return got == 0 && !r->started
 		       ? dnsnap__diag(r->d, DNSNAP_ETRUNC, 0, "empty, not an export stream")
-		       : cut(r, 0, "inside the stream header");
+		       : cut(r, 0, got ? "the stream header" : "before the stream header");
 	unsigned major = ld16le(h + 4), minor = ld16le(h + 6), hsize = ld16le(h + 8);
 	if (major != DNSNAP_FORMAT_MAJOR)
 		return dnsnap__diag(r->d, DNSNAP_EVERSION, 4,
@@ -466,21 +470,22 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 					    "the stream header's TLV at byte %llu is cut by "
 					    "Header_Size",
 					    (unsigned long long)o);
-		if ((e = need(r, tlv, 3, o, "inside the stream header")) != DNSNAP_OK)
+		if ((e = need(r, tlv, 3, o, "the stream header's TLV")) != DNSNAP_OK)
 			return e;
 		size_t len = ld16le(tlv + 1);
 		if (o + 3 + len > hsize)
 			return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)o + 1,
-					    "the stream header's TLV at byte %llu overruns "
-					    "Header_Size",
-					    (unsigned long long)o);
+					    "the Ext_Data_Len at byte %llu (a stream header TLV of "
+					    "type %u, %zu bytes) runs past Header_Size %u",
+					    (unsigned long long)o + 1, tlv[0], len, hsize);
 		uint8_t data[65535];
-		if ((e = need(r, data, len, o, "inside the stream header")) != DNSNAP_OK)
+		if ((e = need(r, data, len, o, "the stream header's TLV")) != DNSNAP_OK)
 			return e;
 		if ((tlv[0] == TLV_CREATED_AT || tlv[0] == TLV_ENTRY_COUNT) && len != 8)
 			return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)o + 1,
-					    "the stream header's TLV type %u has %zu bytes, not 8",
-					    tlv[0], len);
+					    "the stream header's TLV type %u has %zu bytes, not 8 "
+					    "(its Ext_Data_Len, at byte %llu)",
+					    tlv[0], len, (unsigned long long)o + 1);
 		if (tlv[0] == TLV_ENTRY_COUNT) {
 			*announced = ld64le(data);
 			*has_count = 1;
@@ -490,169 +495,217 @@ static int read_header(rdr_t *r, uint64_t *announced, int *has_count)
 	return DNSNAP_OK;
 }
 
-/* "inside entry 57 of 1000" (@p n entries read before it), into @p buf */
+/* "entry 57 of 1000" (@p n entries read before it), into @p buf */
 static const char *entry_name(char *buf, size_t cap, uint64_t n, int has_count,
 			      uint64_t announced)
 {
 	if (has_count && announced > n)
-		snprintf(buf, cap, "inside entry %llu of %llu", (unsigned long long)n + 1,
+		snprintf(buf, cap, "entry %llu of %llu", (unsigned long long)n + 1,
 			 (unsigned long long)announced);
 	else
-		snprintf(buf, cap, "inside entry %llu", (unsigned long long)n + 1);
+		snprintf(buf, cap, "entry %llu", (unsigned long long)n + 1);
 	return buf;
+}
+
+/* A key's or an entry's own message without its closing " at 0xN" (an offset
+ * in the key or entry): the stream's message names the stream's offset. */
+static const char *own_words(dnsnap_diag_t *ed)
+{
+	char *at = strstr(ed->msg, " at 0x");
+	if (at != NULL && at[6 + strspn(at + 6, "0123456789abcdef")] == 0)
+		*at = 0;
+	return ed->msg;
+}
+
+/* What the import keeps from record to record. */
+typedef struct imp {
+	rdr_t *r;
+	uint64_t n;               /* records read */
+	uint64_t announced;       /* the header's Entry_Count, when has_count */
+	int has_count;
+	XXH3_state_t *xs;         /* over the records read */
+	char where[80];
+} imp_t;
+
+/* The stream ended where a record's Key_Len (at @p at) should be, @p got of
+ * its 2 bytes in. */
+static int record_cut(imp_t *im, uint64_t at, size_t got)
+{
+	if (got)
+		return cut(im->r, at, entry_name(im->where, sizeof im->where, im->n, im->has_count,
+						 im->announced));
+	snprintf(im->where, sizeof im->where, "after entry %llu, before the end record",
+		 (unsigned long long)im->n);
+	return cut(im->r, at, im->n ? im->where : "after the stream header, before the end record");
+}
+
+/* The end record at @p at (its Key_Len read): its counts and Checksum. */
+static int end_record(imp_t *im, uint64_t at)
+{
+	rdr_t *r = im->r;
+	uint8_t end[16];
+	int e = need(r, end, 16, at, "the end record");
+	if (e != DNSNAP_OK)
+		return e;
+	uint64_t count = ld64le(end), sum = ld64le(end + 8), n = im->n;
+	if (count != n)
+		return dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
+				    "%llu entr%s, the end record's Entry_Count (at byte %llu) says "
+				    "%llu", (unsigned long long)n, n == 1 ? "y" : "ies",
+				    (unsigned long long)at + 2, (unsigned long long)count);
+	if (sum != XXH3_64bits_digest(im->xs))
+		return dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 10,
+				    "the end record's Checksum (at byte %llu) %016llx, the entries "
+				    "give %016llx", (unsigned long long)at + 10,
+				    (unsigned long long)sum,
+				    (unsigned long long)XXH3_64bits_digest(im->xs));
+	if (im->has_count && im->announced != n)
+		return dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
+				    "%llu entr%s (the end record's Entry_Count, at byte %llu), the "
+				    "stream header announced %llu", (unsigned long long)n,
+				    n == 1 ? "y" : "ies", (unsigned long long)at + 2,
+				    (unsigned long long)im->announced);
+	return DNSNAP_OK;
+}
+
+/* A tagged section at @p at (its 0xffff read): skipped. */
+static int skip_section(imp_t *im, uint64_t at, uint8_t *buf)
+{
+	uint8_t sh[6];
+	snprintf(im->where, sizeof im->where, "a section after entry %llu",
+		 (unsigned long long)im->n);
+	int e = need(im->r, sh, 6, at, im->where);
+	uint32_t left = e == DNSNAP_OK ? ld32le(sh + 2) : 0;
+	while (e == DNSNAP_OK && left > 0) {
+		size_t k = left < DNSNAP_ENTRY_MAX ? left : DNSNAP_ENTRY_MAX;
+		e = need(im->r, buf, k, at, im->where);
+		left -= (uint32_t)k;
+	}
+	return e;
+}
+
+/*
+ * The record at @p at whose Key_Len @p key_len was read: Entry_Len, the key
+ * and entry whole, the key, the entry (the order is the caller's), framed
+ * into @p buf as the stream holds it.
+ */
+static int read_record(imp_t *im, uint64_t at, unsigned key_len, uint8_t *buf,
+		       uint32_t *entry_len)
+{
+	rdr_t *r = im->r;
+	unsigned long long no = (unsigned long long)im->n + 1;
+	if (key_len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(r->d, DNSNAP_ERESERVED, (size_t)at, "entry %llu: reserved "
+				    "Key_Len %u (at byte %llu)", no, key_len, (unsigned long long)at);
+	entry_name(im->where, sizeof im->where, im->n, im->has_count, im->announced);
+	int e = need(r, buf, 4, at, im->where);
+	if (e != DNSNAP_OK)
+		return e;
+	uint32_t el = ld32le(buf);
+	if (el < DNSNAP_ENTRY_HDR || el > DNSNAP_ENTRY_MAX)
+		return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at + 2, "entry %llu: Entry_Len %lu "
+				    "out of range (at byte %llu)", no, (unsigned long)el,
+				    (unsigned long long)at + 2);
+	uint8_t *k = buf + 6, *v = buf + 6 + key_len;
+	st16le(buf, (uint16_t)key_len);
+	st32le(buf + 2, el);
+	if ((e = need(r, k, key_len + (size_t)el, at, im->where)) != DNSNAP_OK)
+		return e;
+	dnsnap_key_t key;
+	dnsnap_diag_t ed;
+	if ((e = dnsnap_key_decode(k, key_len, &key, &ed)) != DNSNAP_OK)
+		return dnsnap__diag(r->d, e, (size_t)(at + 6 + ed.offset), "entry %llu, at byte "
+				    "%llu: key: %.80s", no, (unsigned long long)(at + 6 + ed.offset),
+				    own_words(&ed));
+	if ((e = dnsnap_entry_validate(v, el, &ed)) != DNSNAP_OK) {
+		char name[80];
+		dnsnap__key_text(&key, name, sizeof name);
+		return dnsnap__diag(r->d, e, (size_t)(at + 6 + key_len + ed.offset), "entry %llu "
+				    "(%.40s), at byte %llu: %.80s", no, name,
+				    (unsigned long long)(at + 6 + key_len + ed.offset),
+				    own_words(&ed));
+	}
+	*entry_len = el;
+	return DNSNAP_OK;
+}
+
+/* After the end record: nothing may follow it, and the last frame must be
+ * whole (its content checksum checked). */
+static int after_end(rdr_t *r)
+{
+	uint8_t extra;
+	uint64_t at = r->off;
+	int e = rd_exact(r, &extra, 1, NULL);
+	if (e == DNSNAP_OK)
+		return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at, "bytes after the end record, "
+				    "at byte %llu of the decompressed data", (unsigned long long)at);
+	if (e < 0)
+		return e;
+	if (r->frame_left != 0)
+		return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at, "the stream ends at byte %llu "
+				    "of the decompressed data, after the end record, but the file's "
+				    "%llu bytes end inside a zstd frame (its checksum or a next "
+				    "frame cut: truncated?)", (unsigned long long)at,
+				    (unsigned long long)r->in_bytes);
+	return DNSNAP_OK;
 }
 
 static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t announced,
 			  int has_count, uint32_t now, const dnsnap_progress_t *pr, uint64_t *expired,
 			  uint64_t *added)
 {
+	imp_t im = { .r = r, .announced = announced, .has_count = has_count };
 	uint8_t prev[DNSNAP_KEY_MAX];
 	size_t prev_len = 0;
-	uint64_t n = 0;
-	XXH3_state_t *xs = XXH3_createState();
-	if (xs == NULL)
+	if ((im.xs = XXH3_createState()) == NULL)
 		return dnsnap__diag(r->d, DNSNAP_ENOMEM, 0, "out of memory");
-	XXH3_64bits_reset(xs);
+	XXH3_64bits_reset(im.xs);
 	int e;
-	dnsnap_key_t key;
-	dnsnap_diag_t ed;
-	char where[80];
 	for (;;) {
 		uint64_t at = r->off;
-		uint8_t *kl = buf;
 		size_t got;
-		e = rd_exact(r, kl, 2, &got);
-		if (e == 1) {
-			if (got)
-				e = cut(r, at,
-					entry_name(where, sizeof where, n, has_count, announced));
-			else {
-				snprintf(where, sizeof where,
-					 "after entry %llu, before the end record",
-					 (unsigned long long)n);
-				e = cut(r, at, n ? where
-						 : "after the stream header, before the end record");
-			}
-			break;
-		}
+		e = rd_exact(r, buf, 2, &got);
+		if (e == 1)
+			e = record_cut(&im, at, got);
 		if (e != DNSNAP_OK)
 			break;
-		unsigned key_len = ld16le(kl);
+		unsigned key_len = ld16le(buf);
 		if (key_len == 0) { /* End_Record */
-			uint8_t end[16];
-			if ((e = need(r, end, 16, at, "inside the end record")) != DNSNAP_OK)
-				break;
-			uint64_t count = ld64le(end), sum = ld64le(end + 8);
-			if (count != n)
-				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
-						 "%llu entr%s, the end record says %llu",
-						 (unsigned long long)n, n == 1 ? "y" : "ies",
-						 (unsigned long long)count);
-			else if (sum != XXH3_64bits_digest(xs))
-				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 10,
-						 "the end record's Checksum %016llx, the entries "
-						 "give %016llx", (unsigned long long)sum,
-						 (unsigned long long)XXH3_64bits_digest(xs));
-			else if (has_count && announced != n)
-				e = dnsnap__diag(r->d, DNSNAP_ECHECKSUM, (size_t)at + 2,
-						 "%llu entr%s, the stream header announced %llu",
-						 (unsigned long long)n, n == 1 ? "y" : "ies",
-						 (unsigned long long)announced);
+			e = end_record(&im, at);
 			break;
 		}
-		if (key_len == SECTION_KEY_LEN) { /* a tagged section: skip it */
-			uint8_t sh[6];
-			snprintf(where, sizeof where, "inside a section after entry %llu",
-				 (unsigned long long)n);
-			if ((e = need(r, sh, 6, at, where)) != DNSNAP_OK)
-				break;
-			uint32_t left = ld32le(sh + 2);
-			while (e == DNSNAP_OK && left > 0) {
-				size_t k = left < DNSNAP_ENTRY_MAX ? left : DNSNAP_ENTRY_MAX;
-				e = need(r, buf, k, at, where);
-				left -= (uint32_t)k;
-			}
-			if (e != DNSNAP_OK)
+		if (key_len == SECTION_KEY_LEN) { /* a tagged section: skipped */
+			if ((e = skip_section(&im, at, buf)) != DNSNAP_OK)
 				break;
 			continue;
 		}
-		if (key_len > DNSNAP_KEY_MAX) {
-			e = dnsnap__diag(r->d, DNSNAP_ERESERVED, (size_t)at,
-					 "entry %llu: reserved Key_Len %u (at byte %llu)",
-					 (unsigned long long)n + 1, key_len,
+		uint32_t entry_len = 0;
+		if ((e = read_record(&im, at, key_len, buf, &entry_len)) != DNSNAP_OK)
+			break;
+		const uint8_t *k = buf + 6, *v = buf + 6 + key_len;
+		if (im.n > 0 && dnsnap_key_cmp(prev, prev_len, k, key_len) >= 0) {
+			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at, "entry %llu is out of key "
+					 "order (at byte %llu)", (unsigned long long)im.n + 1,
 					 (unsigned long long)at);
-			break;
-		}
-		entry_name(where, sizeof where, n, has_count, announced);
-		if ((e = need(r, buf, 4, at, where)) != DNSNAP_OK)
-			break;
-		uint32_t entry_len = ld32le(buf);
-		if (entry_len < DNSNAP_ENTRY_HDR || entry_len > DNSNAP_ENTRY_MAX) {
-			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at + 2,
-					 "entry %llu: Entry_Len %lu out of range (at byte %llu)",
-					 (unsigned long long)n + 1, (unsigned long)entry_len,
-					 (unsigned long long)at + 2);
-			break;
-		}
-		uint8_t *k = buf + 6, *v = buf + 6 + key_len;
-		st16le(buf, (uint16_t)key_len);
-		st32le(buf + 2, entry_len);
-		if ((e = need(r, k, key_len + (size_t)entry_len, at, where)) != DNSNAP_OK)
-			break;
-		if ((e = dnsnap_key_decode(k, key_len, &key, &ed)) != DNSNAP_OK) {
-			e = dnsnap__diag(r->d, e, (size_t)(at + 6 + ed.offset),
-					 "entry %llu: key: %.80s", (unsigned long long)n + 1,
-					 ed.msg);
-			break;
-		}
-		if ((e = dnsnap_entry_validate(v, entry_len, &ed)) != DNSNAP_OK) {
-			char name[80];
-			dnsnap__key_text(&key, name, sizeof name);
-			e = dnsnap__diag(r->d, e, (size_t)(at + 6 + key_len + ed.offset),
-					 "entry %llu (%.40s): %.60s", (unsigned long long)n + 1,
-					 name, ed.msg);
-			break;
-		}
-		if (n > 0 && dnsnap_key_cmp(prev, prev_len, k, key_len) >= 0) {
-			e = dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at,
-					 "entry %llu is out of key order (at byte %llu)",
-					 (unsigned long long)n + 1, (unsigned long long)at);
 			break;
 		}
 		memcpy(prev, k, key_len);
 		prev_len = key_len;
-		XXH3_64bits_update(xs, buf, 6 + key_len + (size_t)entry_len);
+		XXH3_64bits_update(im.xs, buf, 6 + key_len + (size_t)entry_len);
+		dnsnap_diag_t ed;
 		if (!dnsnap__entry_live(v, now))
 			(*expired)++; /* expired by now: left out */
 		else if ((e = dnsnap_snapw_add(sw, k, key_len, v, entry_len, &ed)) != DNSNAP_OK) {
-			e = dnsnap__diag(r->d, e, (size_t)at, "entry %llu: %s",
-					 (unsigned long long)n + 1, ed.msg);
+			e = dnsnap__diag(r->d, e, (size_t)at, "entry %llu (at byte %llu): %s",
+					 (unsigned long long)im.n + 1, (unsigned long long)at, ed.msg);
 			break;
 		}
-		if (++n % DNSNAP_PROGRESS_EVERY == 0 && pr != NULL && pr->fn != NULL)
-			pr->fn(pr->arg, n, has_count ? announced : 0);
+		if (++im.n % DNSNAP_PROGRESS_EVERY == 0 && pr != NULL && pr->fn != NULL)
+			pr->fn(pr->arg, im.n, has_count ? announced : 0);
 	}
-	XXH3_freeState(xs);
-	*added = n - *expired;
-	if (e != DNSNAP_OK)
-		return e;
-	/* nothing may follow the end record, and the last frame must be whole
-	 * (its content checksum checked) */
-	uint8_t extra;
-	uint64_t at = r->off;
-	e = rd_exact(r, &extra, 1, NULL);
-	if (e == DNSNAP_OK)
-		return dnsnap__diag(r->d, DNSNAP_EFIELD, (size_t)at,
-				    "bytes after the end record, at byte %llu of the decompressed "
-				    "data",
-				    (unsigned long long)at);
-	if (e < 0)
-		return e;
-	if (r->frame_left != 0)
-		return dnsnap__diag(r->d, DNSNAP_ETRUNC, (size_t)at, "the file ends at byte %llu, "
-				    "inside the zstd frame, after the end record: its checksum "
-				    "is missing (truncated?)", (unsigned long long)r->in_bytes);
-	return DNSNAP_OK;
+	XXH3_freeState(im.xs);
+	*added = im.n - *expired;
+	return e != DNSNAP_OK ? e : after_end(r);
 }
 
 int dnsnap_import_into(int fd, dnsnap_snapw_t *sw, uint32_t now, const dnsnap_progress_t *pr,

@@ -74,6 +74,7 @@ struct dnsnap_snap {
 	_Atomic uint64_t bad;    /* damaged values met by lookups */
 	_Atomic uint64_t faults; /* reads that faulted: the file changed in place */
 	dnsnap_snap_info_t info;
+	size_t meta_off;         /* the meta record's first byte in the file */
 	char path[];
 };
 
@@ -421,21 +422,23 @@ static int branch_keys_ok(const dnsnap_snap_t *s, const uint8_t *p, const range_
 	return prev == NULL || r->hi == NULL || dnsnap_key_cmp(prev, prev_len, r->hi, r->hi_len) < 0;
 }
 
-static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r)
+/* Page @p pgno at @p level, named by the branch node at file offset @p from
+ * (a page number past the file is reported there). */
+static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r, size_t from)
 {
 	dnsnap_snap_t *s = sc->s;
 	int leaf = level + 1 == s->entries.depth;
+	size_t at = pgno < s->pg.npages ? (size_t)(pgno * s->pg.psize) : from;
 	if (++sc->visits > s->pg.npages) { /* a page reached twice: damaged links, a loop */
 		sc->st.bad_pages++;
-		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->pg.npages ? pgno * s->pg.psize : 0,
-			    "pages linked more than once");
+		scan_damage(sc, DNSNAP_ECHECKSUM, at, "pages linked more than once");
 		return 1;
 	}
 	const uint8_t *p = page_at(&s->pg, pgno, leaf ? P_LEAF : P_BRANCH);
 	if (p == NULL) {
 		sc->st.bad_pages++;
-		scan_damage(sc, DNSNAP_ECHECKSUM, pgno < s->pg.npages ? pgno * s->pg.psize : 0,
-			    leaf ? "a damaged leaf page" : "a damaged branch page");
+		scan_damage(sc, DNSNAP_ECHECKSUM, at, leaf ? "a damaged leaf page"
+							    : "a damaged branch page");
 		return 0;
 	}
 	unsigned i = 0, n = nkeys(p);
@@ -478,7 +481,7 @@ static int scan_page(scan_t *sc, uint64_t pgno, unsigned level, const range_t *r
 				nk = NULL, nkl = 0; /* reported when its turn comes */
 			cr.hi = nk, cr.hi_len = nkl;
 		}
-		if (scan_page(sc, child_of(node), level + 1, &cr))
+		if (scan_page(sc, child_of(node), level + 1, &cr, (size_t)(node - s->pg.map)))
 			return 1;
 	}
 	return 0;
@@ -488,7 +491,7 @@ static __attribute__((noinline)) int scan_in_map(scan_t *sc)
 {
 	range_t all = { 0 };
 	if (sc->s->entries.root != P_INVALID)
-		scan_page(sc, sc->s->entries.root, 0, &all);
+		scan_page(sc, sc->s->entries.root, 0, &all, 0); /* opening checked the root */
 	return DNSNAP_OK;
 }
 
@@ -522,8 +525,8 @@ int dnsnap_snap_scan(dnsnap_snap_t *s, const uint8_t *prefix, size_t prefix_len,
 	if (err == DNSNAP_OK && sc.ret == 0 && prefix_len == 0 && seen != s->info.entry_count) {
 		if (seen < s->info.entry_count)
 			sc.st.damaged += s->info.entry_count - seen;
-		scan_damage(&sc, DNSNAP_ECHECKSUM, 20, "the walk and the meta record's Entry_Count "
-			    "disagree");
+		scan_damage(&sc, DNSNAP_ECHECKSUM, s->meta_off + 20, "the walk and the meta "
+			    "record's Entry_Count disagree");
 	}
 	if (stats != NULL)
 		*stats = sc.st;
@@ -558,17 +561,19 @@ int dnsnap_snap_foreach_prefix(dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 
 /* ------------------------------------------------------------------ open */
 
-/* The meta record (spec/FORMAT.md, "Snapshot meta record"), from its checked
- * copy; offsets in messages are within the record. */
-static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t check,
+/* The meta record (spec/FORMAT.md, "Meta record"), from its checked copy @p m;
+ * @p at is where the record starts in the file: offsets in diagnostics are
+ * file offsets, as for every snapshot read (spec/FORMAT.md, "Reporting
+ * damage"). */
+static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t check, size_t at,
 		     dnsnap_diag_t *d)
 {
 	if (len < 8 || memcmp(m, SNAP_MAGIC, 4) != 0)
-		return dnsnap__diag(d, DNSNAP_EMAGIC, 0, "%s: not a dnsnap snapshot (meta record)",
-				    s->path);
+		return dnsnap__diag(d, DNSNAP_EMAGIC, at, "%s: not a dnsnap snapshot (meta record "
+				    "at 0x%zx)", s->path, at);
 	unsigned major = ld16le(m + 4), minor = ld16le(m + 6);
 	if (major != DNSNAP_SNAP_MAJOR)
-		return dnsnap__diag(d, DNSNAP_EVERSION, 4,
+		return dnsnap__diag(d, DNSNAP_EVERSION, at + 4,
 				    "%s: snapshot format %u.%u, this dnsnap reads %d.x%s", s->path,
 				    major, minor, DNSNAP_SNAP_MAJOR,
 				    major < DNSNAP_SNAP_MAJOR
@@ -576,29 +581,31 @@ static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t ch
 					      "import the stream with this one)"
 					    : "");
 	if (value_check((const uint8_t *)META_KEY, 4, m, len) != check)
-		return dnsnap__diag(d, DNSNAP_ECHECKSUM, len, "%s: the meta record is damaged "
-				    "(Value_Check mismatch)", s->path);
+		return dnsnap__diag(d, DNSNAP_ECHECKSUM, at + len, "%s: the meta record is damaged "
+				    "(Value_Check mismatch, at 0x%zx)", s->path, at + len);
 	if (len < 39)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, len, "%s: the meta record is cut (%zu bytes)",
-				    s->path, len);
+		return dnsnap__diag(d, DNSNAP_ETRUNC, at + len, "%s: the meta record is cut (%zu "
+				    "bytes)", s->path, len);
 	unsigned hsize = ld16le(m + 8), wl = m[38];
 	if (hsize < 39 + wl || hsize > len)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, 8, "%s: meta record Header_Size %u, its "
+		return dnsnap__diag(d, DNSNAP_ETRUNC, at + 8, "%s: meta record Header_Size %u, its "
 				    "fields need %u of %zu bytes", s->path, hsize, 39 + wl, len);
 	if (ld16le(m + 10) != 0)
-		return dnsnap__diag(d, DNSNAP_ERESERVED, 10, "%s: reserved meta flags", s->path);
+		return dnsnap__diag(d, DNSNAP_ERESERVED, at + 10, "%s: reserved meta flags",
+				    s->path);
 	if (m[28] != 1)
-		return dnsnap__diag(d, DNSNAP_EFIELD, 28, "%s: unknown Digest_Type %u", s->path,
-				    m[28]);
+		return dnsnap__diag(d, DNSNAP_EFIELD, at + 28, "%s: unknown Digest_Type %u",
+				    s->path, m[28]);
 	if (m[29] != 8)
-		return dnsnap__diag(d, DNSNAP_EFIELD, 29, "%s: Digest_Len %u, XXH3-64 has 8", s->path,
-				    m[29]);
+		return dnsnap__diag(d, DNSNAP_EFIELD, at + 29, "%s: Digest_Len %u, XXH3-64 has 8",
+				    s->path, m[29]);
 	for (size_t o = hsize; o < len;) { /* meta TLVs: none known, each must be whole */
 		if (len - o < 3 || len - o - 3 < ld16le(m + o + 1))
-			return dnsnap__diag(d, DNSNAP_ETRUNC, o, "%s: meta TLV at %zu is cut", s->path,
-					    o);
+			return dnsnap__diag(d, DNSNAP_ETRUNC, at + o, "%s: the meta TLV at 0x%zx "
+					    "is cut", s->path, at + o);
 		o += 3 + (size_t)ld16le(m + o + 1);
 	}
+	s->meta_off = at;
 	s->info.major = major;
 	s->info.minor = minor;
 	s->info.created_at = ld64le(m + 12);
@@ -628,6 +635,57 @@ static int read_db(dnsnap_snap_t *s, const uint8_t *db, const char *name, tree_t
 				    "%s: the %s database's root (page %llu, depth %u) is damaged",
 				    s->path, name, (unsigned long long)t->root, t->depth);
 	return DNSNAP_OK;
+}
+
+/* Opening, steps 5 and 6 (the meta database's records): the meta record and
+ * the index record's header; @p mv and @p ev are the meta and entries
+ * databases' records in the map. */
+static int open_meta(dnsnap_snap_t *s, const tree_t *meta_db, const uint8_t *mv,
+		     const uint8_t *ev, dnsnap_diag_t *d)
+{
+	const uint8_t *m = s->pg.map;
+	size_t ps = s->pg.psize;
+	const tree_t meta = *meta_db;
+	int err;
+	/* 5. the meta record; the meta database's root page names where it
+	 * should be, or its database record when it is empty */
+	size_t meta_at = meta.root == P_INVALID ? (size_t)(mv - m) : (size_t)(meta.root * ps);
+	const uint8_t *rec;
+	size_t rl;
+	err = tree_get(&s->pg, &meta, (const uint8_t *)META_KEY, 4, 0, &rec, &rl);
+	if (err != DNSNAP_OK || rl < VALUE_CHECK_LEN || meta.entries < 1) /* 2.1: and others */
+		return dnsnap__diag(d, err == DNSNAP_ENOTFOUND ? DNSNAP_EMAGIC : DNSNAP_ECHECKSUM,
+				    meta_at, "%s: %s (at 0x%zx)", s->path, err == DNSNAP_ENOTFOUND
+				    ? "no meta record: not a dnsnap snapshot"
+				    : "the meta database is damaged", meta_at);
+	uint8_t copy[65536];
+	if (rl - VALUE_CHECK_LEN > sizeof copy)
+		return dnsnap__diag(d, DNSNAP_ETOOBIG, (size_t)(rec - m), "%s: a meta record of %zu "
+				    "bytes (at 0x%zx), over the %zu this dnsnap reads", s->path,
+				    rl - VALUE_CHECK_LEN, (size_t)(rec - m), sizeof copy);
+	memcpy(copy, rec, rl - VALUE_CHECK_LEN);
+	err = read_meta(s, copy, rl - VALUE_CHECK_LEN, ld32le(rec + rl - VALUE_CHECK_LEN),
+			(size_t)(rec - m), d);
+	if (err == DNSNAP_OK && s->entries.entries != s->info.entry_count)
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(ev - m + 32), "%s: LMDB counts "
+				   "%llu entr%s (at 0x%zx), the meta record %llu", s->path,
+				   (unsigned long long)s->entries.entries,
+				   s->entries.entries == 1 ? "y" : "ies", (size_t)(ev - m + 32),
+				   (unsigned long long)s->info.entry_count);
+	/* 6. the index record (2.1), optional: its header only, O(1); a bad one is
+	 * ignored here (the B-tree serves) and reported by the deep check */
+	const uint8_t *iv;
+	size_t il;
+	int e3 = err == DNSNAP_OK ? tree_get(&s->pg, &meta, (const uint8_t *)INDEX_KEY,
+					     sizeof INDEX_KEY - 1, 0, &iv, &il) : DNSNAP_ENOTFOUND;
+	if (e3 == DNSNAP_OK) {
+		dnsnap__index_open(&s->idx, &s->pg, iv, il, &s->entries);
+	} else if (e3 != DNSNAP_ENOTFOUND) {
+		s->idx.val = s->pg.map; /* there, but its node is damaged */
+		s->idx.why = "its node in the meta database is damaged";
+		s->idx.why_off = meta_at;
+	}
+	return err;
 }
 
 /* The opening sequence, under the guard (spec/FORMAT.md, "Opening"). */
@@ -734,41 +792,7 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	if (op->no_trailer)
 		return dnsnap__diag(d, DNSNAP_ETRUNC, size, "%s: truncated: %zu bytes, without the "
 				    "trailer every snapshot ends with", s->path, size);
-	/* 5. the meta record */
-	const uint8_t *rec;
-	size_t rl;
-	err = tree_get(&s->pg, &meta, (const uint8_t *)META_KEY, 4, 0, &rec, &rl);
-	if (err != DNSNAP_OK || rl < VALUE_CHECK_LEN || meta.entries < 1) /* 2.1: and others */
-		return dnsnap__diag(d, err == DNSNAP_ENOTFOUND ? DNSNAP_EMAGIC : DNSNAP_ECHECKSUM,
-				    meta.root * ps, "%s: %s", s->path, err == DNSNAP_ENOTFOUND
-				    ? "no meta record: not a dnsnap snapshot"
-				    : "the meta database is damaged");
-	uint8_t copy[65536];
-	if (rl - VALUE_CHECK_LEN > sizeof copy)
-		return dnsnap__diag(d, DNSNAP_ETRUNC, meta.root * ps, "%s: a meta record of %zu "
-				    "bytes", s->path, rl);
-	memcpy(copy, rec, rl - VALUE_CHECK_LEN);
-	err = read_meta(s, copy, rl - VALUE_CHECK_LEN, ld32le(rec + rl - VALUE_CHECK_LEN), d);
-	if (err == DNSNAP_OK && s->entries.entries != s->info.entry_count)
-		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(ev - m + 32), "%s: LMDB counts "
-				   "%llu entr%s, the meta record %llu", s->path,
-				   (unsigned long long)s->entries.entries,
-				   s->entries.entries == 1 ? "y" : "ies",
-				   (unsigned long long)s->info.entry_count);
-	/* 6. the index record (2.1), optional: its header only, O(1); a bad one is
-	 * ignored here (the B-tree serves) and reported by the deep check */
-	const uint8_t *iv;
-	size_t il;
-	int e3 = err == DNSNAP_OK ? tree_get(&s->pg, &meta, (const uint8_t *)INDEX_KEY,
-					     sizeof INDEX_KEY - 1, 0, &iv, &il) : DNSNAP_ENOTFOUND;
-	if (e3 == DNSNAP_OK) {
-		dnsnap__index_open(&s->idx, &s->pg, iv, il, &s->entries);
-	} else if (e3 != DNSNAP_ENOTFOUND) {
-		s->idx.val = s->pg.map; /* there, but its node is damaged */
-		s->idx.why = "its node in the meta database is damaged";
-		s->idx.why_off = (size_t)(meta.root * ps);
-	}
-	return err;
+	return open_meta(s, &meta, mv, ev, d);
 }
 
 int dnsnap_snap_open(const char *path, dnsnap_snap_t **out, dnsnap_diag_t *d)
@@ -934,7 +958,8 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *pr, dnsnap_dia
 	if (pr != NULL && pr->fn != NULL)
 		pr->fn(pr->arg, v.n, s->info.entry_count);
 	if (err == DNSNAP_OK && XXH3_64bits_digest(v.xs) != s->info.digest)
-		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, 30, "%s: digest mismatch", s->path);
+		err = dnsnap__diag(d, DNSNAP_ECHECKSUM, s->meta_off + 30, "%s: digest mismatch "
+				   "(the meta record's Digest, at 0x%zx)", s->path, s->meta_off + 30);
 	XXH3_freeState(v.xs);
 	if (err == DNSNAP_OK) {
 		index_check_t ic = { .s = s, .d = d };

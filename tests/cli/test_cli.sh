@@ -60,7 +60,8 @@ expect "import: another major version" 2 "$bin" import spec/vectors/invalid/314-
 	-o "$tmp/i.snap" && err_has "major 2" "export stream format 2.0, this dnsnap reads 1.x"
 
 # the demo runs over the worked examples
-expect "demo" 0 "$bin" demo spec/vectors/valid/*.msg && grep -q '^12 responses: ' "$tmp/out" ||
+nmsg=$(ls spec/vectors/valid/*.msg | wc -l)
+expect "demo" 0 "$bin" demo spec/vectors/valid/*.msg && grep -q "^$nmsg responses: " "$tmp/out" ||
 	{ echo "not ok - demo summary"; fails=$((fails + 1)); }
 
 # snapshots: info, verify, export, import (a snapshot made by the resolver demo)

@@ -21,7 +21,8 @@ same_as_expected() {
 	same_as "$1" "$exp/$2"
 }
 
-frame spec/vectors/valid/*.msg > "$tmp/valid.dns"
+# the worked examples 001-012 (the counts below are theirs)
+frame $(ls spec/vectors/valid/*.msg | head -12) > "$tmp/valid.dns"
 # the responses of 001 and 005 again, a query, a truncated and a malformed one
 frame spec/vectors/valid/001-a.msg spec/vectors/invalid/213-msg-query-not-response.msg \
 	spec/vectors/invalid/214-msg-truncated-tc.msg spec/vectors/invalid/202-msg-label-over-63.msg \

@@ -65,8 +65,9 @@ expect "info --json: no such file" 2 "$bin" info --json "$tmp/none"
 lines_ok "info --json: ENOENT" "l == [{'file': '$tmp/none', \
 'error': 'No such file or directory', 'code': 'ENOENT'}]"
 
-# 10 entries cached at T, 2 of them (001's and 005's) cached again at T + 60
-frame spec/vectors/valid/*.msg >"$tmp/valid.dns"
+# 10 entries cached at T (the worked examples 001-012; later vectors would
+# change the counts below), 2 of them (001's and 005's) cached again at T + 60
+frame $(ls spec/vectors/valid/*.msg | head -12) >"$tmp/valid.dns"
 frame spec/vectors/valid/001-a.msg spec/vectors/valid/005-nxdomain.msg >"$tmp/later.dns"
 "$bin" load "$tmp/s.snap" "$tmp/valid.dns" --now $T >/dev/null 2>&1 &&
 	"$bin" load "$tmp/s.snap" "$tmp/later.dns" --now $((T + 60)) >/dev/null 2>&1 ||

@@ -33,24 +33,23 @@
 #include "tmpdir.h"
 #include "wb.h"
 #include "dnsnap.h"
+#include "mkvectors.h"
 #include "print.h"
 #include "byteorder.h"
-
-#define NOW 1700000000u
 
 static const char *const valid_names[CORPUS_FIXED] = {
 	"a", "aaaa-set", "txt-200", "cname-chain", "nxdomain", "nodata", "dnssec-a",
 	"mx", "referral", "unknown-type", "max-name",
 };
 
-static const char *dir;
-static int mismatches;
+const char *mkv_dir;
+int mkv_mismatches;
 static dnsnap_encoded_t enc;
 
-static void write_file(const char *sub, const char *name, const char *ext, const void *p, size_t n)
+void mkv_write(const char *sub, const char *name, const char *ext, const void *p, size_t n)
 {
 	char path[512];
-	snprintf(path, sizeof path, "%s/%s/%s.%s", dir, sub, name, ext);
+	snprintf(path, sizeof path, "%s/%s/%s.%s", mkv_dir, sub, name, ext);
 	FILE *f = fopen(path, "wb");
 	if (f == NULL || fwrite(p, 1, n, f) != n || fclose(f) != 0) {
 		perror(path);
@@ -67,29 +66,31 @@ static size_t frame(uint8_t *out, const uint8_t *key, size_t kl, const uint8_t *
 	return 2 + kl + el;
 }
 
-/* A working copy of an encoded vector, to corrupt. */
-typedef struct vec {
-	uint8_t key[DNSNAP_KEY_MAX];
-	size_t kl;
-	uint8_t e[70000];
-	size_t el;
-} vec_t;
-
-static vec_t base(size_t corpus_item)
+vec_t mkv_encode(const uint8_t *msg, size_t len)
 {
-	uint8_t *msg;
-	size_t len;
 	vec_t v;
-	if (corpus_message(corpus_item, &msg, &len) != 0 ||
-	    dnsnap_msg_encode(msg, len, NOW, NULL, 0, &enc, NULL) != DNSNAP_OK) {
-		fprintf(stderr, "mkvectors: corpus item %zu does not encode\n", corpus_item);
+	int err = dnsnap_msg_encode(msg, len, NOW, NULL, 0, &enc, NULL);
+	if (err != DNSNAP_OK) {
+		fprintf(stderr, "mkvectors: a message does not encode: %s\n", dnsnap_errname(err));
 		exit(1);
 	}
-	free(msg);
 	memcpy(v.key, enc.key, enc.key_len);
 	v.kl = enc.key_len;
 	memcpy(v.e, enc.entry, enc.entry_len);
 	v.el = enc.entry_len;
+	return v;
+}
+
+vec_t mkv_base(size_t corpus_item)
+{
+	uint8_t *msg;
+	size_t len;
+	if (corpus_message(corpus_item, &msg, &len) != 0) {
+		fprintf(stderr, "mkvectors: no corpus item %zu\n", corpus_item);
+		exit(1);
+	}
+	vec_t v = mkv_encode(msg, len);
+	free(msg);
 	return v;
 }
 
@@ -110,8 +111,8 @@ static void invalid(const char *name, const vec_t *v, int err, const char *where
 	static uint8_t buf[2 + DNSNAP_KEY_MAX + sizeof v->e];
 	char line[128];
 	snprintf(line, sizeof line, "%s %s %zu\n", dnsnap_errname(err), where, off);
-	write_file("invalid", name, "bin", buf, frame(buf, v->key, v->kl, v->e, v->el));
-	write_file("invalid", name, "err", line, strlen(line));
+	mkv_write("invalid", name, "bin", buf, frame(buf, v->key, v->kl, v->e, v->el));
+	mkv_write("invalid", name, "err", line, strlen(line));
 
 	dnsnap_diag_t d;
 	dnsnap_key_t k;
@@ -125,7 +126,7 @@ static void invalid(const char *name, const vec_t *v, int err, const char *where
 		snprintf(got, sizeof got, "DNSNAP_OK\n");
 	if (strcmp(got, line) != 0) {
 		fprintf(stderr, "mkvectors: %s: expected %s   validator says %s", name, line, got);
-		mismatches++;
+		mkv_mismatches++;
 	}
 }
 
@@ -133,14 +134,14 @@ static void invalid_msg(const char *name, const uint8_t *msg, size_t len, int er
 {
 	char line[128], got[128];
 	snprintf(line, sizeof line, "%s %zu\n", dnsnap_errname(err), off);
-	write_file("invalid", name, "msg", msg, len);
-	write_file("invalid", name, "err", line, strlen(line));
+	mkv_write("invalid", name, "msg", msg, len);
+	mkv_write("invalid", name, "err", line, strlen(line));
 	dnsnap_diag_t d;
 	int e = dnsnap_msg_encode(msg, len, NOW, NULL, 0, &enc, &d);
 	snprintf(got, sizeof got, "%s %zu\n", dnsnap_errname(e), e ? d.offset : 0);
 	if (strcmp(got, line) != 0) {
 		fprintf(stderr, "mkvectors: %s: expected %s   encoder says %s", name, line, got);
-		mismatches++;
+		mkv_mismatches++;
 	}
 }
 
@@ -219,7 +220,7 @@ static void big_records(wb_t *m, unsigned an, unsigned ar, int bad_rdata, size_t
 	if (dnsnap_msg_encode(fit.b, *cross, NOW, NULL, 0, &enc, NULL) != DNSNAP_OK ||
 	    enc.entry_len != DNSNAP_ENTRY_HDR + DNSNAP_RECORDS_MAX) {
 		fprintf(stderr, "mkvectors: records 0-253 of the big message do not fill 65535\n");
-		mismatches++;
+		mkv_mismatches++;
 	}
 }
 
@@ -254,6 +255,63 @@ static wb_t dname_message(size_t *dname_rdata)
 	rl = put_fixed(&m, 1, 1, 300);
 	put_u32(&m, 0xc0000250); /* 192.0.2.80 */
 	end_rdata(&m, rl);
+	return m;
+}
+
+/* example.com TYPE65280 with empty rdata: dumped in RFC 3597's form, "\\# 0" */
+static wb_t empty_unknown_message(void)
+{
+	wb_t m = { .n = 0 };
+	put_header(&m, 0x8180, 1, 1, 0, 0);
+	set_u16(&m, 0, 0x5555);
+	put_name(&m, "example.com");
+	put_u16(&m, 0xff00);
+	put_u16(&m, 1);
+	put_ptr(&m, 12);
+	end_rdata(&m, put_fixed(&m, 0xff00, 1, 300));
+	return m;
+}
+
+/*
+ * A referral for www.example.net A whose additional section starts with an
+ * OPT: example.net NS ns1.example.net (record 0), then OPT (not stored),
+ * glue.example.net A (record 1, NAME: not the NS target), glue.example.net
+ * AAAA twice (record 2: REF to record 1, which is message record 2: REF and
+ * TARGET count stored records; record 3: SAME, which wins over REF).
+ */
+static wb_t ref_after_opt_message(void)
+{
+	static const uint8_t v6a[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	static const uint8_t v6b[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
+	wb_t m = { .n = 0 };
+	put_header(&m, 0x8100, 1, 0, 1, 4);
+	set_u16(&m, 0, 0x6666);
+	put_name(&m, "www.example.net");
+	put_u16(&m, 1);
+	put_u16(&m, 1);
+	put_ptr(&m, 16); /* example.net */
+	size_t rl = put_fixed(&m, 2, 1, 172800);
+	put_labels(&m, "ns1");
+	put_ptr(&m, 16);
+	end_rdata(&m, rl);
+	put_u8(&m, 0); /* OPT: root owner, UDP size 1232, no options */
+	put_u16(&m, 41);
+	put_u16(&m, 1232);
+	put_u32(&m, 0);
+	put_u16(&m, 0);
+	size_t glue = m.n;
+	put_labels(&m, "glue");
+	put_ptr(&m, 16);
+	rl = put_fixed(&m, 1, 1, 172800);
+	put_u32(&m, 0xc0000235); /* 192.0.2.53 */
+	end_rdata(&m, rl);
+	const uint8_t *const v6[2] = { v6a, v6b };
+	for (int i = 0; i < 2; i++) {
+		put_ptr(&m, glue);
+		rl = put_fixed(&m, 28, 1, 172800);
+		put_raw(&m, v6[i], 16);
+		end_rdata(&m, rl);
+	}
 	return m;
 }
 
@@ -406,64 +464,64 @@ static void invalid_entries(void)
 	enum { V_A = 0, V_AAAA = 1, V_CNAME = 3, V_NXDOMAIN = 4, V_DNSSEC = 6, V_REFERRAL = 8 };
 	vec_t v;
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.el = 10;
 	invalid("101-entry-header-cut", &v, DNSNAP_ETRUNC, "entry", 8);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.e[13] |= 0x10;
 	invalid("102-entry-reserved-flag", &v, DNSNAP_ERESERVED, "entry", 12);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.e[rec_at(&v, 0) + 2] |= 0x10;
 	invalid("103-record-reserved-flag", &v, DNSNAP_ERESERVED, "entry", rec_at(&v, 0) + 2);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.e[rec_at(&v, 0) + 2] |= DNSNAP_RF_SAME;
 	invalid("104-same-on-first-record", &v, DNSNAP_EFIELD, "entry", rec_at(&v, 0) + 2);
 
 	/* cname-chain: 0 www CNAME cdn (QNAME), 1 cdn A (TARGET 0), 2 A (SAME) */
-	v = base(V_CNAME);
+	v = mkv_base(V_CNAME);
 	size_t r1 = rec_at(&v, 1);
 	v.e[r1 + 9] = 1; /* TARGET 0 -> TARGET 1: not an earlier record */
 	invalid("105-owner-ref-not-earlier", &v, DNSNAP_EFIELD, "entry", r1 + 9);
 
-	v = base(V_CNAME);
+	v = mkv_base(V_CNAME);
 	v.e[r1 + 2] = (uint8_t)((v.e[r1 + 2] & ~DNSNAP_RF_OWNER) | DNSNAP_OWNER_REF);
 	invalid("106-owner-ref-to-query-name", &v, DNSNAP_EFIELD, "entry", r1 + 9);
 
 	/* referral: 0 NS, 1 NS (SAME), 2 ns1 A (TARGET 0), 3 ns1 AAAA (TARGET 0), ... */
-	v = base(V_REFERRAL);
+	v = mkv_base(V_REFERRAL);
 	size_t r3 = rec_at(&v, 3);
 	v.e[r3 + 9] = 2; /* TARGET 2: an A record has no name to be the target */
 	invalid("125-owner-target-not-a-name-record", &v, DNSNAP_EFIELD, "entry", r3 + 9);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	st16le(v.e + 14, 1);
 	invalid("107-auth-off-not-on-a-record", &v, DNSNAP_EFIELD, "entry", 14);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	st16le(v.e + 14, 2);
 	st16le(v.e + 16, 1);
 	invalid("108-section-offsets-out-of-order", &v, DNSNAP_EFIELD, "entry", 14);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.e[rec_at(&v, 0) + 8] |= 0x80; /* TTL's top byte (u32 LE at +5) */
 	invalid("109-ttl-over-2-31", &v, DNSNAP_EFIELD, "entry", rec_at(&v, 0) + 5);
 
-	v = base(V_NXDOMAIN);
+	v = mkv_base(V_NXDOMAIN);
 	v.e[12] &= 0xf0; /* rcode NOERROR, kind still NXDOMAIN */
 	invalid("110-nxdomain-kind-without-rcode", &v, DNSNAP_EFIELD, "entry", 12);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.e[12] |= DNSNAP_EF_DNSSEC;
 	invalid("111-dnssec-flag-without-records", &v, DNSNAP_EFIELD, "entry", 12);
 
-	v = base(V_DNSSEC);
+	v = mkv_base(V_DNSSEC);
 	v.e[12] &= (uint8_t)~DNSNAP_EF_DNSSEC;
 	invalid("112-dnssec-records-without-flag", &v, DNSNAP_EFIELD, "entry", 12);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	st16le(v.e + rec_at(&v, 0) + 3, 41);
 	invalid("113-opt-record-stored", &v, DNSNAP_EFIELD, "entry", rec_at(&v, 0) + 3);
 
@@ -480,7 +538,7 @@ static void invalid_entries(void)
 		{ "116-ede-shorter-than-2", { 4, 0, 1, 1, 0, 9 }, 6, DNSNAP_EFIELD, 20 },
 	};
 	for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-		v = base(V_A);
+		v = mkv_base(V_A);
 		memmove(v.e + 18 + exts[i].n, v.e + 18, v.el - 18);
 		memcpy(v.e + 18, exts[i].ext, exts[i].n);
 		v.el += exts[i].n;
@@ -488,7 +546,7 @@ static void invalid_entries(void)
 		invalid(exts[i].name, &v, exts[i].err, "entry", exts[i].off);
 	}
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	size_t r0 = rec_at(&v, 0);
 	st16le(v.e + r0, ld16le(v.e + r0) - 1);
 	st16le(v.e + 14, ld16le(v.e + 14) - 1); /* the sections end one byte sooner */
@@ -496,16 +554,16 @@ static void invalid_entries(void)
 	v.el--;
 	invalid("117-a-rdata-3-bytes", &v, DNSNAP_ERDATA, "entry", v.el - 3);
 
-	v = base(V_CNAME);
+	v = mkv_base(V_CNAME);
 	size_t cname_rdata = rec_at(&v, 0) + 2 + 1 + 2 + 4; /* QNAME owner: no owner bytes */
 	v.e[cname_rdata] = 0xc0;
 	invalid("118-pointer-in-rdata-name", &v, DNSNAP_ELABEL, "entry", cname_rdata);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	st16le(v.e + r0, ld16le(v.e + r0) + 1);
 	invalid("119-record-overruns-entry", &v, DNSNAP_ETRUNC, "entry", r0);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	uint32_t inception = (uint32_t)(ld16le(v.e) | ld16le(v.e + 2) << 16) - 1;
 	st16le(v.e + 4, inception & 0xffff); /* expiry = inception - 1 */
 	st16le(v.e + 6, inception >> 16);
@@ -513,14 +571,14 @@ static void invalid_entries(void)
 
 	/* referral: NS in authority, glue in additional; the first glue record
 	 * claims to continue the NS RRset of the section before */
-	v = base(V_REFERRAL);
+	v = mkv_base(V_REFERRAL);
 	dnsnap_hdr_t h;
 	dnsnap_entry_header(v.e, v.el, &h, NULL);
 	size_t first_addl = (size_t)(h.records - v.e) + h.addl_off;
 	v.e[first_addl + 2] = DNSNAP_RF_SAME;
 	invalid("121-same-across-sections", &v, DNSNAP_EFIELD, "entry", first_addl + 2);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	r0 = rec_at(&v, 0);
 	v.e[r0 + 2] = DNSNAP_OWNER_NAME; /* explicit owner: a label of 64 */
 	memmove(v.e + r0 + 9 + 66, v.e + r0 + 9, 4);
@@ -531,7 +589,7 @@ static void invalid_entries(void)
 	v.el += 66;
 	invalid("122-owner-label-over-63", &v, DNSNAP_ELABEL, "entry", r0 + 9);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	r0 = rec_at(&v, 0);
 	v.e[r0 + 2] = DNSNAP_OWNER_NAME; /* explicit owner of 5 x 51 + 1 bytes */
 	memmove(v.e + r0 + 9 + 256, v.e + r0 + 9, 4);
@@ -544,20 +602,20 @@ static void invalid_entries(void)
 	v.el += 256;
 	invalid("123-owner-name-over-255", &v, DNSNAP_ENAME, "entry", r0 + 9 + 4 * 51);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	memset(v.e + 18, 0, 65536); /* records of 65536 bytes: over the u16 offsets */
 	v.el = 18 + 65536;
 	invalid("124-records-over-65535", &v, DNSNAP_ETOOBIG, "entry", 18);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	st16le(v.e + 16, ld16le(v.e + 16) + 1);
 	invalid("126-addl-off-past-records", &v, DNSNAP_EFIELD, "entry", 16);
 
-	v = base(V_REFERRAL); /* additional starts at the glue; move it into a record */
+	v = mkv_base(V_REFERRAL); /* additional starts at the glue; move it into a record */
 	st16le(v.e + 16, ld16le(v.e + 16) + 1);
 	invalid("127-addl-off-not-on-a-record", &v, DNSNAP_EFIELD, "entry", 16);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	r0 = rec_at(&v, 0);
 	v.e[r0 + 2] |= DNSNAP_RF_CLASS; /* Class 1 stored: IN must cost no bytes */
 	memmove(v.e + r0 + 7, v.e + r0 + 5, v.el - r0 - 5);
@@ -568,18 +626,18 @@ static void invalid_entries(void)
 	v.el += 2;
 	invalid("128-class-in-stored", &v, DNSNAP_EFIELD, "entry", r0 + 5);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	r0 = rec_at(&v, 0);
 	st16le(v.e + r0 + 3, 250);
 	invalid("129-tsig-record-stored", &v, DNSNAP_EFIELD, "entry", r0 + 3);
 
-	v = base(V_A); /* a record of Rec_Len 0 after the A record: no Rec_Flags */
+	v = mkv_base(V_A); /* a record of Rec_Len 0 after the A record: no Rec_Flags */
 	memset(v.e + v.el, 0, 2);
 	v.el += 2;
 	invalid("135-record-without-flags", &v, DNSNAP_ETRUNC, "entry", v.el - 2);
 
 	/* nxdomain: the authority SOA loses the last byte of its fixed part */
-	v = base(V_NXDOMAIN);
+	v = mkv_base(V_NXDOMAIN);
 	{
 		static const uint8_t root[1] = { 0 };
 		dnsnap_iter_t it;
@@ -598,41 +656,41 @@ static void invalid_entries(void)
 	}
 
 	/* keys */
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.key[v.kl - 2] = 0x02;
 	invalid("130-key-reserved-flag", &v, DNSNAP_ERESERVED, "key", v.kl - 2);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.key[1] = 'C';
 	invalid("131-key-upper-case", &v, DNSNAP_EFIELD, "key", 1);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.key[v.kl++] = 0;
 	invalid("132-key-trailing-bytes", &v, DNSNAP_EFIELD, "key", v.kl - 1);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.kl -= 3;
 	invalid("133-key-cut", &v, DNSNAP_ETRUNC, "key", v.kl - 1);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.key[v.kl - 1] = 1; /* Tag_Len 1, no tag */
 	invalid("137-key-tag-len-overruns", &v, DNSNAP_ETRUNC, "key", v.kl - 1);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.key[0] = 0x40;
 	invalid("134-key-label-over-63", &v, DNSNAP_ELABEL, "key", 0);
 
 	/* aaaa-set: record 0 AAAA (QNAME), records 1-3 SAME. Auth_Off 1 (inside
 	 * record 0) puts record 1 in the authority section: its SAME crosses
 	 * sections, found while walking the records, before the offset rule */
-	v = base(V_AAAA);
+	v = mkv_base(V_AAAA);
 	st16le(v.e + 14, 1);
 	invalid("138-same-after-misaligned-auth-off", &v, DNSNAP_EFIELD, "entry",
 		rec_at(&v, 1) + 2);
 
 	/* key names of 5 labels of 50 bytes: the fifth leaves no room for the
 	 * root label within 255 bytes */
-	v = base(V_A);
+	v = mkv_base(V_A);
 	v.kl = 0;
 	for (size_t i = 0; i < 5; i++) {
 		v.key[v.kl++] = 50;
@@ -649,18 +707,18 @@ static void invalid_entries(void)
 
 	/* a record's checks run in the order of Validation step 9, which is not
 	 * byte order: reserved bits before SAME, TTL and owner before Type */
-	v = base(V_A);
+	v = mkv_base(V_A);
 	r0 = rec_at(&v, 0);
 	v.e[r0 + 2] |= 0x10 | DNSNAP_RF_SAME;
 	invalid("141-record-reserved-flag-and-same", &v, DNSNAP_ERESERVED, "entry", r0 + 2);
 
-	v = base(V_A);
+	v = mkv_base(V_A);
 	st16le(v.e + r0 + 3, 41);
 	v.e[r0 + 8] |= 0x80;
 	invalid("142-opt-record-with-ttl-over-2-31", &v, DNSNAP_EFIELD, "entry", r0 + 5);
 
 	/* step 10 before step 11 */
-	v = base(V_A);
+	v = mkv_base(V_A);
 	st16le(v.e + 14, 1);
 	v.e[12] |= DNSNAP_EF_DNSSEC;
 	invalid("143-auth-off-not-on-a-record-dnssec-flag", &v, DNSNAP_EFIELD, "entry", 14);
@@ -914,21 +972,21 @@ static int try_import(const zs_t *z, dnsnap_diag_t *d)
 static void valid_stream(const char *name, const zs_t *z, const vec_t *const *v, size_t n,
 			 const char *what)
 {
-	write_file("valid", name, "dnsx", z->b, z->n);
+	mkv_write("valid", name, "dnsx", z->b, z->n);
 	char *txt;
 	size_t tlen;
 	FILE *f = open_memstream(&txt, &tlen);
 	for (size_t i = 0; i < n; i++)
 		print_entry(f, v[i]->key, v[i]->kl, v[i]->e, v[i]->el);
 	fclose(f);
-	write_file("valid", name, "txt", txt, tlen);
+	mkv_write("valid", name, "txt", txt, tlen);
 	free(txt);
 	dnsnap_diag_t d = { 0 };
 	int e = try_import(z, &d);
 	if (e != DNSNAP_OK) {
 		fprintf(stderr, "mkvectors: %s: expected DNSNAP_OK   import says %s %zu (%s)\n", name,
 			dnsnap_errname(e), d.offset, d.msg);
-		mismatches++;
+		mkv_mismatches++;
 	}
 	fprintf(smd, "| `valid/%s` | %s | imports, %zu entr%s |\n", name, what, n,
 		n == 1 ? "y" : "ies");
@@ -946,15 +1004,15 @@ static void invalid_stream(const char *name, const zs_t *z, int err, size_t off,
 		snprintf(where, sizeof where, "%zu", off);
 	snprintf(line, sizeof line, "%s %s%s%s\n", dnsnap_errname(err), where, text ? " " : "",
 		 text ? text : "");
-	write_file("invalid", name, "dnsx", z->b, z->n);
-	write_file("invalid", name, "err", line, strlen(line));
+	mkv_write("invalid", name, "dnsx", z->b, z->n);
+	mkv_write("invalid", name, "err", line, strlen(line));
 	dnsnap_diag_t d = { 0 };
 	int e = try_import(z, &d);
 	if (e != err || (off != IN_ZSTD && d.offset != off) ||
 	    (text != NULL && strstr(d.msg, text) == NULL)) {
 		fprintf(stderr, "mkvectors: %s: expected %s   import says %s %zu (%s)\n", name, line,
 			dnsnap_errname(e), d.offset, d.msg);
-		mismatches++;
+		mkv_mismatches++;
 	}
 	fprintf(smd, "| `invalid/%s` | %s | `%s %s` |\n", name, what, dnsnap_errname(err), where);
 }
@@ -1036,7 +1094,7 @@ static void streams(void)
 	const vec_t *all[4];
 	const char *src[4], *note[4] = { 0 };
 	for (size_t i = 0; i < 4; i++) {
-		ents[i] = base(items[i]);
+		ents[i] = mkv_base(items[i]);
 		all[i] = &ents[i];
 		snprintf(srcbuf[i], sizeof srcbuf[i], "valid/%03zu-%s.bin", items[i] + 1,
 			 valid_names[items[i]]);
@@ -1060,7 +1118,7 @@ static void streams(void)
 	fprintf(smd, "| Vector | Stream | Expected |\n|---|---|---|\n");
 
 	/* ---- valid */
-	v = base(V_A);
+	v = mkv_base(V_A);
 	const vec_t *one[1] = { &v };
 	hdr_opt_t h1 = hdr_1_0;
 	h1.writer = "dnsnap 0.2.0 on vm";
@@ -1070,7 +1128,7 @@ static void streams(void)
 	st_end(&s);
 	if (s.n != 133 || st_checksum(&s) != 0xb356f0ba257ceed9ull) {
 		fprintf(stderr, "mkvectors: the worked example of the export stream differs\n");
-		mismatches++;
+		mkv_mismatches++;
 	}
 	valid_stream("301-stream-worked-example", zone(&z, &s), one, 1,
 		     "the export stream's [worked example](#worked-example): vector 001 alone");
@@ -1233,7 +1291,7 @@ static void streams(void)
 	size_t blk = zblock(&z, f2, &btype, &bsize);
 	if (btype != 2) { /* a compressed block gives no output until whole */
 		fprintf(stderr, "mkvectors: 327: the second frame's block is not compressed\n");
-		mismatches++;
+		mkv_mismatches++;
 	}
 	z.n = blk + 3 + bsize / 2;
 	invalid_stream("327-stream-cut-in-zstd-frame", &z, DNSNAP_ETRUNC, rec[1], NULL,
@@ -1411,6 +1469,40 @@ static void streams(void)
 	s.n = rec[1] + 10;
 	invalid_stream("353-stream-entry-len-17-cut", zone(&z, &s), DNSNAP_EFIELD, rec[1] + 2, NULL,
 		       "record 1's `Entry_Len` 17, the stream cut 10 bytes into the record");
+
+	/* ---- invalid: what follows the last frame (RFC 8878: frames, skippable
+	 * frames, nothing else) */
+	static const uint8_t skip_head[8] = { 0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0 };
+	st_full(&s, &h, all, 4);
+	zone(&z, &s);
+	memcpy(z.b + z.n, skip_head, 8);
+	memcpy(z.b + z.n + 8, "sk", 2);
+	z.n += 10;
+	invalid_stream("354-stream-skippable-frame-cut", &z, DNSNAP_ETRUNC, n, NULL,
+		       "302, then a skippable frame announcing 4 bytes with 2: a cut frame, after "
+		       "the end record");
+	zone(&z, &s);
+	memcpy(z.b + z.n, skip_head, 6);
+	z.n += 6;
+	invalid_stream("355-stream-skippable-header-cut", &z, DNSNAP_ETRUNC, n, NULL,
+		       "302, then 6 of a skippable frame's 8 header bytes");
+	zone(&z, &s);
+	z.b[z.n++] = 0x28;
+	invalid_stream("356-stream-1-byte-after-frame", &z, DNSNAP_ETRUNC, n, NULL,
+		       "302, then `28`: fewer than 4 bytes that begin a frame's magic number are "
+		       "a cut frame");
+	zone(&z, &s);
+	memcpy(z.b + z.n, "abc", 3);
+	z.n += 3;
+	invalid_stream("357-stream-3-bytes-after-frame", &z, DNSNAP_EZSTD, IN_ZSTD, NULL,
+		       "302, then `61 62 63`: fewer than 4 bytes that begin no frame's magic "
+		       "number are not zstd data");
+	z.n = 0;
+	memcpy(z.b, skip_head, 8);
+	memcpy(z.b + 8, "skip", 4);
+	z.n = 12;
+	invalid_stream("358-stream-skippable-frame-alone", &z, DNSNAP_ETRUNC, 0, NULL,
+		       "a skippable frame alone: no content, not an empty input");
 }
 
 /* A valid vector: the message, its key and entry, the dump, and the worked
@@ -1422,16 +1514,16 @@ static void valid(FILE *md, const char *name, const uint8_t *msg, size_t len)
 		fprintf(stderr, "mkvectors: worked example %s: %s\n", name, dnsnap_errname(err));
 		exit(1);
 	}
-	write_file("valid", name, "msg", msg, len);
+	mkv_write("valid", name, "msg", msg, len);
 	static uint8_t buf[2 + DNSNAP_KEY_MAX + DNSNAP_ENTRY_MAX];
-	write_file("valid", name, "bin", buf,
+	mkv_write("valid", name, "bin", buf,
 		   frame(buf, enc.key, enc.key_len, enc.entry, enc.entry_len));
 	char *txt;
 	size_t tlen;
 	FILE *f = open_memstream(&txt, &tlen);
 	print_entry(f, enc.key, enc.key_len, enc.entry, enc.entry_len);
 	fclose(f);
-	write_file("valid", name, "txt", txt, tlen);
+	mkv_write("valid", name, "txt", txt, tlen);
 	fprintf(md, "### %s\n\nDNS response %zu bytes; key %zu bytes; entry %zu bytes.\n\n"
 		"```\n", name, len, enc.key_len, enc.entry_len);
 	print_layout(md, enc.key, enc.key_len, enc.entry, enc.entry_len);
@@ -1446,9 +1538,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: mkvectors DIR (normally spec/vectors)\n");
 		return 2;
 	}
-	dir = argv[1];
+	mkv_dir = argv[1];
 	char mdpath[512];
-	snprintf(mdpath, sizeof mdpath, "%s/examples.md", dir);
+	snprintf(mdpath, sizeof mdpath, "%s/examples.md", mkv_dir);
 	FILE *md = fopen(mdpath, "w");
 	if (md == NULL) {
 		perror(mdpath);
@@ -1467,11 +1559,15 @@ int main(int argc, char **argv)
 	size_t dn;
 	wb_t dm = dname_message(&dn);
 	valid(md, "012-dname-compressed", dm.b, dm.n);
+	dm = empty_unknown_message();
+	valid(md, "013-unknown-type-empty", dm.b, dm.n);
+	dm = ref_after_opt_message();
+	valid(md, "014-ref-after-opt", dm.b, dm.n);
 	fclose(md);
 	invalid_messages();
 	invalid_entries();
 
-	snprintf(mdpath, sizeof mdpath, "%s/streams.md", dir);
+	snprintf(mdpath, sizeof mdpath, "%s/streams.md", mkv_dir);
 	if ((smd = fopen(mdpath, "w")) == NULL) {
 		perror(mdpath);
 		return 1;
@@ -1481,7 +1577,9 @@ int main(int argc, char **argv)
 	streams();
 	fclose(smd);
 	tmpdir_remove(tdir);
-	if (mismatches)
-		fprintf(stderr, "mkvectors: %d vectors disagree with the library\n", mismatches);
-	return mismatches ? 1 : 0;
+	mkv_snapshots();
+	mkv_l2_values();
+	if (mkv_mismatches)
+		fprintf(stderr, "mkvectors: %d vectors disagree with the library\n", mkv_mismatches);
+	return mkv_mismatches ? 1 : 0;
 }

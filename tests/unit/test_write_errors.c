@@ -160,8 +160,8 @@ static void test_a_stream_cut_short_says_where_it_ended(void **state)
 	unlink(snap);
 	dnsnap_diag_t d;
 	assert_int_equal(import_bytes(b, 20, &d), DNSNAP_ETRUNC);
-	expect_msg(d.msg, "the stream ends at byte 0 of the decompressed data, inside the stream "
-			  "header; the file ends at byte 20, inside a zstd frame (truncated?)");
+	expect_msg(d.msg, "the stream ends at byte 0 of the decompressed data, before the stream "
+			  "header; the file's 20 bytes end inside a zstd frame (truncated?)");
 	assert_int_equal(d.offset, 0);
 	free(b);
 }
