@@ -148,15 +148,20 @@ run 1 "cold: upstream, then memory" upstream upstream upstream memory -- $w "$tm
 addresses "$tmp/one.snap" | sort -u >"$tmp/addr"
 cmp -s "$tmp/addr" "$tmp/1.addr" && [ "$(wc -l <"$tmp/addr")" -eq 3 ] &&
 	ok "its addresses are those dnsnap get reads from its snapshot" ||
-	{ cat "$tmp/1.addr" >>"$tmp/addr"; not_ok "dnsnap get's addresses, then run 1's" "$tmp/addr"; }
+	{
+		cat "$tmp/1.addr" >>"$tmp/addr"
+		not_ok "dnsnap get's addresses, then run 1's" "$tmp/addr"
+	}
 says 1 ";; redis: 0 hits, 3 misses, 3 values written"
 says 1 ";; published $tmp/one.snap: 3 entries written (0 of them from the file before)"
 keys >"$tmp/keys"
 cut -d ' ' -f 1 "$tmp/keys" | cmp -s - "$tmp/keys.want" &&
 	awk '$2 <= 0 || $2 > 300000 { exit 1 }' "$tmp/keys" &&
 	ok "Redis holds a value under each name's key, expiring within 300 s" ||
-	{ cat "$tmp/keys.want" >>"$tmp/keys"; not_ok "Redis's keys and PTTLs, then the keys wanted" \
-		"$tmp/keys"; }
+	{
+		cat "$tmp/keys.want" >>"$tmp/keys"
+		not_ok "Redis's keys and PTTLs, then the keys wanted" "$tmp/keys"
+	}
 published "$tmp/one.snap"
 
 # shellcheck disable=SC2086 # $w: words
