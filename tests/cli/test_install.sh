@@ -16,12 +16,9 @@
 # install below only copies.
 set -u
 build=${1:-build}
-prefix=/usr/local
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-root=$tmp/root
-dest=$root$prefix
-lib=$dest/lib
+. tests/cli/stage.sh
 fails=0
 
 ok() { echo "ok - $1"; }
@@ -31,8 +28,7 @@ not_ok() { # NAME [FILE of details]
 	fails=$((fails + 1))
 }
 
-# Only this test's variables go to make; -s keeps its output to errors.
-if make -s install BUILD="$build" DESTDIR="$root" PREFIX=$prefix >"$tmp/log" 2>&1; then
+if stage_install; then
 	ok "make install DESTDIR=... PREFIX=$prefix"
 else
 	not_ok "make install" "$tmp/log"
@@ -139,13 +135,9 @@ got=$(PKG_CONFIG_PATH=${pc%/*} pkg-config --modversion libdnsnap 2>&1)
 [ "$got" = "$version" ] && ok "pkg-config --modversion: $got" ||
 	{ echo "$got" >"$tmp/v"; not_ok "pkg-config --modversion is not $version" "$tmp/v"; }
 
-# Build against the staged tree. PKG_CONFIG_SYSROOT_DIR would also prefix the
-# system libraries' paths (-I$root/usr/include), and --define-prefix would
-# relocate theirs too (lmdb.pc in lib/x86_64-linux-gnu/pkgconfig); instead, a
-# copy of the .pc with only its prefix= line moved into DESTDIR. Every other
-# path must derive from ${prefix}, or the builds below do not find them.
-mkdir "$tmp/pc"
-sed "s|^prefix=.*|prefix=$dest|" "$pc" >"$tmp/pc/libdnsnap.pc"
+# Build against the staged tree, through a copy of the .pc pointing into it
+# (stage_pc: only its prefix= line moved).
+stage_pc libdnsnap
 # shared: libdnsnap alone (its own dependencies are in its NEEDED entries)
 want="-I$dest/include -L$lib -ldnsnap"
 shared=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --cflags --libs libdnsnap 2>&1 | sed 's/ *$//')
@@ -327,8 +319,7 @@ head -1 "$tmp/prog.want" | cmp -s - "$tmp/cli.out" &&
 	not_ok "dnsnap --version is not '$(head -1 "$tmp/prog.want")'" "$tmp/cli.out"
 
 # A sanitizer build's library needs the sanitizer's runtime too.
-san=
-nm "$lib/libdnsnap.a" 2>/dev/null | grep -q ' U __asan_' && san="-fsanitize=address,undefined"
+san=$(stage_san)
 
 # run_as PROG WHAT NAME BINARY [ENV...]: BINARY (PROG.c built as NAME) prints
 # PROG.want, given a directory of its own; WHAT says what that shows
@@ -429,7 +420,7 @@ if grep -q '@' "$l2pc"; then
 else
 	ok "libdnsnap-l2.pc: every @VAR@ filled in"
 fi
-sed "s|^prefix=.*|prefix=$dest|" "$l2pc" >"$tmp/pc/libdnsnap-l2.pc"
+stage_pc libdnsnap-l2
 got=$(PKG_CONFIG_PATH=$tmp/pc pkg-config --modversion libdnsnap-l2 2>&1)
 [ "$got" = "$version" ] && ok "pkg-config --modversion libdnsnap-l2: $got" ||
 	{ echo "$got" >"$tmp/v"; not_ok "libdnsnap-l2's --modversion is not $version" "$tmp/v"; }
