@@ -49,12 +49,15 @@ DEMO_ENTRIES ?= 200000
 # its text with (prometheus_client's); the fourth: the Redis client library and Redis itself
 # (make test-e2e's shared tier: redis-server, and redis-cli to build a cluster). The last line is what make test-e2e runs: Unbound,
 # NSD, drill and ldns-signzone, kdig, tcpdump (dig and delv are in bind9-dnsutils), ps;
-# dnsperf (the deploy's flood) and python3 (tests/helpers/fakeup.py, the fake upstream).
+# dnsperf (the deploy's flood) and python3 (tests/helpers/fakeup.py, the fake upstream);
+# python3-unbound, the Python module interface Debian's Unbound loads contrib/unbound/dnsnap.py
+# through (tests/e2e/unbound_module.sh, make bench-unbound).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
        libmicrohttpd-dev python3-prometheus-client \
        libhiredis-dev redis-server redis-tools \
-       unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3
+       unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3 \
+       python3-unbound
 # ...and those of the peer and deploy benchmarks (make bench-peers and make bench-deploy
 # install them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils dnsdist pdns-recursor python3
@@ -155,7 +158,7 @@ test: deps                                         ## install, build, run every 
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
 		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
-		$(BUILD)/bench_instr
+		$(BUILD)/bench_instr $(BUILD)/mkabi
 	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
@@ -170,7 +173,7 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
-	$(BUILD)/bench_instr
+	$(BUILD)/bench_instr $(BUILD)/mkabi
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
