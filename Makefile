@@ -66,6 +66,10 @@ PEERS_NAMES ?= 100000
 # Redis, Unbound and NSD behind them; bench/fleet/run.sh)
 PKGS_FLEET = dnsperf nsd unbound redis-server redis-tools bind9-dnsutils iproute2 python3
 FLEET_NAMES ?= 50000
+# ...and those of make bench-unbound (stock Unbound with and without contrib/unbound/dnsnap.py;
+# bench/unbound/run.sh)
+PKGS_UNBOUND = dnsperf nsd unbound python3-unbound tcpdump bind9-dnsutils iproute2 python3
+UNBOUND_NAMES ?= 100000
 # ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
 # the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
 PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
@@ -125,7 +129,8 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
-	bench-instr bench-10m bench-peers bench-deploy bench-fleet install uninstall clean help
+	bench-instr bench-10m bench-peers bench-deploy bench-fleet bench-unbound install uninstall \
+	clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -250,6 +255,10 @@ bench-deploy: deps all $(BUILD)/peers_mkzone $(BUILD)/deploy_zipfload ## restart
 bench-fleet: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/deploy_zipfload ## a fleet on one Redis: hit ratio, import --from, L2 latency, memory (FLEET_NAMES)
 	$(call install_missing,$(PKGS_FLEET),make bench-fleet)
 	bench/fleet/run.sh $(BUILD) $(FLEET_NAMES)
+
+bench-unbound: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/deploy_zipfload ## Unbound with and without dnsnap.py: misses, hits, restarts (UNBOUND_NAMES)
+	$(call install_missing,$(PKGS_UNBOUND),make bench-unbound)
+	bench/unbound/run.sh $(BUILD) $(UNBOUND_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 # Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library

@@ -128,6 +128,9 @@ want = ["%s:1: snapshot: '' is empty; /var/lib/unbound/dnsnap.snap is used" % p,
         "%s:5: unknown setting 'snapshot /a' (known: snapshot, publish-interval, max-bytes)" % p]
 check("bad values and unknown keys: one line each, by file and line, defaults kept",
       probs == want and conf["publish-interval"] == 300, "\n".join(probs))
+conf, probs = m.read_settings({"DNSNAP_UNBOUND_CONF": "contrib/unbound/dnsnap.conf"})
+check("contrib/unbound/dnsnap.conf reads without a complaint, as the defaults",
+      not probs and conf == m.read_settings({})[0], (conf, probs))
 conf, probs = m.read_settings({"DNSNAP_UNBOUND_CONF": os.path.join(tmp, "none.conf")})
 check("a settings file that is not there: said, the defaults used",
       probs == ["%s: No such file or directory; the defaults are used"

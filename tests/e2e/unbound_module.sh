@@ -24,13 +24,15 @@
 #   4. Publishing: with publish-interval 0 nothing is published while Unbound
 #      runs until PATH.publish appears (then the names are in the file); with
 #      publish-interval 1 the names asked are in the file within seconds; a
-#      kill -9 after that leaves a whole snapshot holding both sets.
+#      kill -9 after that leaves a whole snapshot holding both sets; a file
+#      another writer publishes at the path (dnsnap purge) is taken in.
 #   5. The snapshot of 2 back, NSD stopped (and checked gone), Unbound started
 #      again: every question of the hit round answered as before
 #      (tests/e2e/dnscmp --peer: rcode, every flag, the question's spelling,
 #      the records by section, each TTL at most its twin's and at most 60 s
 #      below it), the signed answers with AD, all from the module (its count
-#      at the stop); the bogus name never with AD, nor its data with CD=0.
+#      at the stop); the bogus name never with AD, nor its data with CD=0; a
+#      reload (SIGHUP: the module's deinit and init) answers them all again.
 # Usage (from the repository root): tests/e2e/unbound_module.sh BUILD
 build=${1:-build}
 . tests/e2e/lib.sh
@@ -142,7 +144,8 @@ bogus "before the restart"
 
 # ------------------------------------------------------------- 2. the stop
 stop_unbound
-ok_if "stopped: the module published $snap" grep -q "dnsnap: $snap: published (stop): " "$ublog"
+ok_if "stopped: the module published $snap" \
+	grep -q "dnsnap: $snap: published (Unbound's stop or reload): " "$ublog"
 ok_if "DNSNAP_UNBOUND_SNAP over the settings file (no $tmp/from-conf.snap)" \
 	[ ! -e "$tmp/from-conf.snap" ]
 ok_if "dnsnap verify: the module's snapshot is whole" verified "$snap"
@@ -235,6 +238,9 @@ restart_unbound "$base_env" "DNSNAP_UNBOUND_CONF=$tmp/every1.conf" "DNSNAP_UNBOU
 ask_set "$set_b"
 wait_for 10 in_snap "$set_b"
 ok_if "publish-interval 1: the names asked are in the file within 10 s" in_snap "$set_b"
+"$build/dnsnap" purge "$k9" --name signed.test --type DNSKEY >/dev/null 2>&1
+ok_if "a file another writer published (dnsnap purge) is taken in" \
+	wait_for 10 grep -q "dnsnap: taken in (replaced by another writer): $k9: " "$ublog"
 kill -KILL "-$ub_pid"
 wait "$ub_pid" 2>/dev/null
 ok_if "kill -9: a whole snapshot is left" verified "$k9"
@@ -267,4 +273,13 @@ ok_if "restart: $hits answers from the snapshot, none passed on ($passed)" \
 	[ "${hits:-0}" -ge "$nq" -a "${passed:-1}" -eq 0 ]
 restart_unbound "$ub_env"
 bogus "after the restart"
+# a reload (SIGHUP): the module's deinit and init, Unbound's cache emptied
+warm0=$(grep -c "dnsnap: $snap: .*: a warm start" "$ublog")
+kill -HUP "$ub_pid"
+wait_for 10 sh -c "[ \$(grep -c 'dnsnap: $snap: .*: a warm start' '$ublog') -gt $warm0 ]"
+ask "$ub_port" "$tmp/miss.batch" "$tmp/reloaded"
+ok_if "a reload: published and mapped again, the $nq questions answered from it, NSD gone" \
+	eval "[ \$(grep -c 'status: NOERROR\|status: NXDOMAIN' '$tmp/reloaded') -eq $nq ] &&
+		grep -q 'published (Unbound.s stop or reload)' '$ublog'"
+stop_unbound
 finish
