@@ -50,12 +50,15 @@ DEMO_ENTRIES ?= 200000
 # its text with (prometheus_client's); the fourth: the Redis client library and Redis itself
 # (make test-e2e's shared tier: redis-server, and redis-cli to build a cluster). The last line is what make test-e2e runs: Unbound,
 # NSD, drill and ldns-signzone, kdig, tcpdump (dig and delv are in bind9-dnsutils), ps;
-# dnsperf (the deploy's flood) and python3 (tests/helpers/fakeup.py, the fake upstream).
+# dnsperf (the deploy's flood) and python3 (tests/helpers/fakeup.py, the fake upstream);
+# python3-unbound, the Python module interface Debian's Unbound loads contrib/unbound/dnsnap.py
+# through (tests/e2e/unbound_module.sh, make bench-unbound).
 PKGS = build-essential pkg-config liblmdb-dev libzstd-dev libjemalloc-dev libcmocka-dev \
        libldns-dev libxxhash-dev libpcap-dev clang libclang-rt-14-dev groff-base \
        libmicrohttpd-dev python3-prometheus-client \
        libhiredis-dev redis-server redis-tools \
-       unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3
+       unbound nsd bind9-dnsutils ldnsutils knot-dnsutils tcpdump procps dnsperf python3 \
+       python3-unbound
 # ...and those of the peer and deploy benchmarks (make bench-peers and make bench-deploy
 # install them; make test does not).
 PKGS_PEERS = dnsperf nsd unbound knot-resolver tcpdump lmdb-utils dnsdist pdns-recursor python3
@@ -64,6 +67,10 @@ PEERS_NAMES ?= 100000
 # Redis, Unbound and NSD behind them; bench/fleet/run.sh)
 PKGS_FLEET = dnsperf nsd unbound redis-server redis-tools bind9-dnsutils iproute2 python3
 FLEET_NAMES ?= 50000
+# ...and those of make bench-unbound (stock Unbound with and without contrib/unbound/dnsnap.py;
+# bench/unbound/run.sh)
+PKGS_UNBOUND = dnsperf nsd unbound python3-unbound tcpdump bind9-dnsutils iproute2 python3
+UNBOUND_NAMES ?= 100000
 # ...and those of make test-cross: the s390x (big-endian) cross compiler and qemu-s390x;
 # the s390x libraries come from Debian into a sysroot (tests/cross/sysroot.sh).
 PKGS_CROSS = gcc-s390x-linux-gnu qemu-user
@@ -139,7 +146,8 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
-	bench-instr bench-10m bench-peers bench-deploy bench-fleet install uninstall clean help
+	bench-instr bench-10m bench-peers bench-deploy bench-fleet bench-unbound install uninstall \
+	clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -172,7 +180,7 @@ test: deps                                         ## install, build, run every 
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
 		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
-		$(BUILD)/bench_instr $(BUILD)/mkreport
+		$(BUILD)/bench_instr $(BUILD)/mkreport $(BUILD)/mkabi
 	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) fuzz
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) $(FUZZ_RUNS)
@@ -187,7 +195,7 @@ test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 # what the CLI tests run
 test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
 	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
-	$(BUILD)/bench_instr $(BUILD)/mkreport
+	$(BUILD)/bench_instr $(BUILD)/mkreport $(BUILD)/mkabi
 
 asan:                                              ## unit and CLI tests under ASan+UBSan
 	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
@@ -270,6 +278,10 @@ bench-deploy: deps all $(BUILD)/peers_mkzone $(BUILD)/deploy_zipfload ## restart
 bench-fleet: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/deploy_zipfload ## a fleet on one Redis: hit ratio, import --from, L2 latency, memory (FLEET_NAMES)
 	$(call install_missing,$(PKGS_FLEET),make bench-fleet)
 	bench/fleet/run.sh $(BUILD) $(FLEET_NAMES)
+
+bench-unbound: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/deploy_zipfload ## Unbound with and without dnsnap.py: misses, hits, restarts (UNBOUND_NAMES)
+	$(call install_missing,$(PKGS_UNBOUND),make bench-unbound)
+	bench/unbound/run.sh $(BUILD) $(UNBOUND_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
 # Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>, <dnsnap/l2.h>). The ingest

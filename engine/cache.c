@@ -152,10 +152,18 @@ struct dnsnap_cache {
 };
 
 /* Each thread's reader slot number, the same in every cache: drawn at its
- * first lookup. */
+ * first lookup. Initial-exec (no __tls_get_addr call) in the static library
+ * only: a shared object with an initial-exec variable must find room in the
+ * static TLS block, which one loaded by dlopen() (Unbound's python module
+ * loads libdnsnap.so.1 through ctypes) does not find ("cannot allocate memory
+ * in static TLS block"); the PIC objects take the default model. */
+#ifdef __PIC__
+#define RSLOT_TLS
+#else
+#define RSLOT_TLS __attribute__((tls_model("initial-exec")))
+#endif
 static _Atomic unsigned rslot_drawn;
-static _Thread_local unsigned rslot_mine
-	__attribute__((tls_model("initial-exec"))) = UINT_MAX; /* no __tls_get_addr call */
+static _Thread_local unsigned rslot_mine RSLOT_TLS = UINT_MAX;
 
 static inline struct rslot *my_rslot(dnsnap_cache_t *c)
 {

@@ -2,7 +2,8 @@
 # contrib/systemd's units, checked by systemd itself: systemd-analyze verify
 # loads each (dnsnap-serve.service, and the template dnsnap-serve@.service as
 # instances a and b, the two of a deploy) with ExecStart pointed at BUILD's
-# dnsnap, and must say nothing: an unknown or misspelt key, a bad value, a
+# dnsnap, and contrib/unbound's drop-in over Debian's unbound.service, and must
+# say nothing: an unknown or misspelt key, a bad value, a
 # missing ExecStart all make it talk. systemd-analyze security rates the
 # hardening offline; the units must stay at an exposure of 2.0 or less ("OK";
 # without the sandboxing lines they score over 5). Without systemd-analyze
@@ -50,5 +51,28 @@ for u in dnsnap-serve.service dnsnap-serve@a.service dnsnap-serve@b.service; do
 		fails=$((fails + 1))
 	fi
 done
+
+# contrib/unbound's drop-in, over Debian's own unbound.service (package unbound):
+# found through SYSTEMD_UNIT_PATH as /etc/systemd/system's would be; the same
+# drop-in with a misspelt key must make systemd talk (it is read)
+if [ -f /lib/systemd/system/unbound.service ]; then
+	mkdir -p "$tmp/ub/unbound.service.d" "$tmp/ubbad/unbound.service.d"
+	cp /lib/systemd/system/unbound.service "$tmp/ub/"
+	cp /lib/systemd/system/unbound.service "$tmp/ubbad/"
+	cp "$OLDPWD/contrib/unbound/unbound.service.d/dnsnap.conf" "$tmp/ub/unbound.service.d/"
+	sed 's/^TimeoutStopSec=/TimeoutStopSek=/' "$OLDPWD/contrib/unbound/unbound.service.d/dnsnap.conf" \
+		>"$tmp/ubbad/unbound.service.d/dnsnap.conf"
+	SYSTEMD_UNIT_PATH=$tmp/ubbad: systemd-analyze verify unbound.service >"$tmp/out.bad" 2>&1
+	if SYSTEMD_UNIT_PATH=$tmp/ub: systemd-analyze verify unbound.service >"$tmp/out" 2>&1 &&
+		! [ -s "$tmp/out" ] && grep -q "TimeoutStopSek" "$tmp/out.bad"; then
+		echo "ok - systemd-analyze verify unbound.service with contrib/unbound's drop-in: nothing to say"
+	else
+		echo "not ok - systemd-analyze verify unbound.service with contrib/unbound's drop-in:"
+		sed 's/^/#   /' "$tmp/out" "$tmp/out.bad"
+		fails=$((fails + 1))
+	fi
+else
+	echo "ok - # SKIP no /lib/systemd/system/unbound.service: the drop-in is not checked"
+fi
 
 [ "$fails" -eq 0 ]

@@ -499,7 +499,10 @@ need_forwarder() {
 
 # start_unbound: Unbound on 127.0.0.1, resolving example.test and
 # signed.test through stub zones to NSD ($nsd_port), validating signed.test
-# with the KSK of make_zones as its trust anchor; sets ub_port and ub_pid
+# with the KSK of make_zones as its trust anchor; sets ub_port and ub_pid.
+# Set before: ub_modules, its module-config (default "validator iterator");
+# ub_extra, lines added at the end of its config (a python: section); ub_env,
+# VAR=VALUE words for its environment.
 start_unbound() {
 	mkdir -p "$tmp/unbound"
 	for _try in 1 2 3 4 5 6; do
@@ -518,7 +521,7 @@ server:
 	use-syslog: no
 	verbosity: 1
 	num-threads: 1
-	module-config: "validator iterator"
+	module-config: "${ub_modules:-validator iterator}"
 	trust-anchor-file: "$tmp/zones/ksk.key"
 	access-control: 127.0.0.0/8 allow
 	qname-minimisation: no
@@ -534,8 +537,10 @@ stub-zone:
 stub-zone:
 	name: "signed.test."
 	stub-addr: 127.0.0.1@$nsd_port
+${ub_extra:-}
 UEOF
-		setsid unbound -d -c "$tmp/unbound/unbound.conf" >"$tmp/unbound/out" 2>&1 &
+		# shellcheck disable=SC2086 # ub_env: words
+		setsid env ${ub_env:-} unbound -d -c "$tmp/unbound/unbound.conf" >"$tmp/unbound/out" 2>&1 &
 		ub_pid=$!
 		e2e_procs="$e2e_procs -$ub_pid"
 		_i=0
