@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dnsnap.h"
 
@@ -16,9 +17,14 @@
 #define EXIT_NONE 1
 #define EXIT_USAGE 2
 
-/** "dnsnap CMD: FILE: message" on stderr. @return EXIT_USAGE */
+/** "dnsnap CMD: FILE: message" on stderr (or where fail_redirect() said).
+ * @return EXIT_USAGE */
 int fail(const char *cmd, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/** fail()'s messages in this thread to @p f (NULL: stderr again), for a
+ * command run on behalf of a control client. @return the stream before */
+FILE *fail_redirect(FILE *f);
 
 /*
  * Options (opt.c): getopt_long with the tool's messages. A command's loop:

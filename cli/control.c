@@ -32,7 +32,7 @@ static int ask_all(char socks[][CTL_PATH_MAX], int n, int argc, char **argv)
 			printf("%sserver %s (%s):\n", i ? "\n" : "", pid ? pid + 1 : "?", socks[i]);
 			fflush(stdout);
 		}
-		int rc = ctl_call(socks[i], argc, argv, stdout, stderr, why, sizeof why);
+		int rc = ctl_call(socks[i], argc, argv, stdout, stderr, CTL_CALL_MS, why, sizeof why);
 		fflush(stdout);
 		if (rc < 0)
 			rc = fail(CMD, NULL, "%s", why);
@@ -45,7 +45,7 @@ static int ask_all(char socks[][CTL_PATH_MAX], int n, int argc, char **argv)
 int cmd_control(int argc, char **argv)
 {
 	static char socks[CTL_SERVERS_MAX][CTL_PATH_MAX];
-	int i = 2, n;
+	int i = 1, n;
 	if (argc > i && strncmp(argv[i], "--control", 9) == 0) {
 		const char *p = argv[i][9] == '=' ? argv[i] + 10 : argv[i][9] == 0 && argc > i + 1
 			? argv[++i] : NULL;

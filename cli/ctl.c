@@ -219,8 +219,8 @@ static int connect_unix(const char *path, char *why, size_t whycap)
 	return fd;
 }
 
-int ctl_call(const char *sock, int argc, char *const *argv, FILE *out, FILE *err, char *why,
-	     size_t whycap)
+int ctl_call(const char *sock, int argc, char *const *argv, FILE *out, FILE *err,
+	     unsigned timeout_ms, char *why, size_t whycap)
 {
 	int fd = connect_unix(sock, why, whycap);
 	if (fd < 0)
@@ -241,9 +241,9 @@ int ctl_call(const char *sock, int argc, char *const *argv, FILE *out, FILE *err
 	for (;;) {
 		/* a reply may take its time (a publish of millions of entries):
 		 * the bound is on silence, not on the whole */
-		long n = read_line(fd, line, CTL_ARG_MAX + 8, now_ms() + 10 * CTL_TIMEOUT_MS);
+		long n = read_line(fd, line, CTL_ARG_MAX + 8, now_ms() + timeout_ms);
 		if (n == -3) {
-			snprintf(why, whycap, "%s: no reply for %d s", sock, 10 * CTL_TIMEOUT_MS / 1000);
+			snprintf(why, whycap, "%s: no reply for %u ms", sock, timeout_ms);
 			goto out;
 		}
 		if (n < 2)

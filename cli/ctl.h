@@ -56,12 +56,15 @@ void ctl_remove_stale(const char *snap);
 
 /**
  * Send @p argv (@p argc arguments) to the server at @p sock and copy its reply:
- * "o" lines to @p out, "e" lines to @p err.
+ * "o" lines to @p out, "e" lines to @p err; a silence of @p timeout_ms ends
+ * the wait (a publish of millions of entries takes seconds: the bound is on
+ * silence between lines, a reply of many lines may take longer).
  * @return the server's exit status (0, 1, 2), or -1 with why in @p why (it
- * could not be reached, or the reply broke off)
+ * could not be reached, or the reply broke off, or went silent)
  */
-int ctl_call(const char *sock, int argc, char *const *argv, FILE *out, FILE *err, char *why,
-	     size_t whycap);
+#define CTL_CALL_MS 60000
+int ctl_call(const char *sock, int argc, char *const *argv, FILE *out, FILE *err,
+	     unsigned timeout_ms, char *why, size_t whycap);
 
 /* ------------------------------------------------------ the server's end */
 

@@ -27,7 +27,7 @@ static const struct command {
 	{ "info", cmd_info, 0 },     { "verify", cmd_verify, 0 }, { "get", cmd_get, 1 },
 	{ "dump", cmd_dump, 1 },     { "diff", cmd_diff, 1 },     { "purge", cmd_purge, 1 },
 	{ "stats", cmd_stats, 1 },   { "load", cmd_load, 1 },     { "export", cmd_export, 1 },
-	{ "import", cmd_import, 0 }, { "serve", cmd_serve, 0 },
+	{ "import", cmd_import, 0 }, { "serve", cmd_serve, 0 },    { "control", cmd_control, 0 },
 };
 
 static int run(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ctl.h"
 #include "json.h"
 
 enum { PURGE_EXPIRED = 0x100, PURGE_DRY_RUN, PURGE_DROP_DAMAGED, PURGE_WAIT, PURGE_NOW,
@@ -135,6 +136,49 @@ static int purge_fill(void *arg, dnsnap_snap_t *base, dnsnap_snapw_t *w,
 	return DNSNAP_OK;
 }
 
+/*
+ * The servers of SNAP (dnsnap serve, by their control sockets: cli/ctl.h)
+ * told to flush what the filters name, before the file is purged: each one
+ * removes the entries from its memory and publishes the file without them
+ * at once, so that none answers them or writes them back at its next
+ * publish. @return how many servers flushed something (-1: a server could
+ * not be reached or failed: reported)
+ */
+static int purge_servers(const char *path, int argc, char **argv)
+{
+	static char socks[CTL_SERVERS_MAX][CTL_PATH_MAX];
+	char err[512];
+	int n = ctl_find(path, socks, err, sizeof err);
+	if (n <= 0)
+		return 0;
+	char *fa[CTL_ARGS_MAX + 1] = { "flush" };
+	int fc = 1;
+	for (int i = 1; i < argc && fc < CTL_ARGS_MAX - 1; i++) {
+		static const char *const filters[] = { "--name", "--zone", "--type", "--tag" };
+		for (size_t k = 0; k < sizeof filters / sizeof filters[0]; k++) {
+			size_t l = strlen(filters[k]);
+			if (strncmp(argv[i], filters[k], l) != 0 || (argv[i][l] && argv[i][l] != '='))
+				continue;
+			fa[fc++] = argv[i];
+			if (argv[i][l] == 0 && i + 1 < argc)
+				fa[fc++] = argv[++i];
+		}
+	}
+	if (fc == 1)
+		return 0; /* --expired alone: a server's expired entries are its own to evict */
+	int flushed = 0;
+	for (int i = 0; i < n; i++) {
+		char why[512];
+		int rc = ctl_call(socks[i], fc, fa, stderr, stderr, CTL_CALL_MS, why, sizeof why);
+		if (rc < 0)
+			fail("purge", path, "the server at %s: %s", socks[i], why);
+		if (rc < 0 || rc == EXIT_USAGE)
+			return -1; /* its message said why; the file is left as it is */
+		flushed += rc == 0;
+	}
+	return flushed;
+}
+
 /* --dry-run: the counts of a walk, nothing written, no lock. */
 static int purge_dry(const char *path, struct purge_run *r)
 {
@@ -230,6 +274,9 @@ int cmd_purge(int argc, char **argv)
 			    "--expired (to remove everything, delete the file)");
 	if (filter_ready("purge", &f))
 		return EXIT_USAGE;
+	int servers = dry ? 0 : purge_servers(path, argc, argv);
+	if (servers < 0)
+		return EXIT_USAGE;
 	progress_t pg;
 	r.pc.pr = progress_start(&pg, "purge");
 	rc = dry ? purge_dry(path, &r) : purge_publish(path, &r, wait);
@@ -244,8 +291,13 @@ int cmd_purge(int argc, char **argv)
 			(unsigned long long)r.damaged, r.damaged == 1 ? "y" : "ies",
 			dry || !matched ? "found" : "left out of the new file", first);
 	}
-	print_result(path, json, dry, matched, total, left, r.damaged);
+	if (servers > 0 && matched == 0 && !json)
+		printf("%s: purged by %d running %s (above); the file holds none of them now "
+		       "(%llu %s)\n", path, servers, servers == 1 ? "server" : "servers",
+		       (unsigned long long)total, plural(total, "entry", "entries"));
+	else
+		print_result(path, json, dry, matched, total, left, r.damaged);
 	if (r.damaged > 0)
 		return EXIT_USAGE;
-	return matched ? 0 : EXIT_NONE;
+	return matched || servers > 0 ? 0 : EXIT_NONE;
 }

@@ -17,14 +17,24 @@
 #include "cli.h"
 #include "print.h"
 
-/* s on stderr with its control characters as \ooo: one message, one line */
-static void put_line(const char *s)
+/* Where fail() writes in this thread: stderr, or a control client's stream */
+static _Thread_local FILE *fail_to;
+
+FILE *fail_redirect(FILE *f)
+{
+	FILE *prev = fail_to;
+	fail_to = f;
+	return prev;
+}
+
+/* s on @p out with its control characters as \ooo: one message, one line */
+static void put_line(FILE *out, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\%03o", *p);
+			fprintf(out, "\\%03o", *p);
 		else
-			fputc(*p, stderr);
+			fputc(*p, out);
 }
 
 int fail(const char *cmd, const char *file, const char *fmt, ...)
@@ -34,15 +44,16 @@ int fail(const char *cmd, const char *file, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	flockfile(stderr); /* one message whole: diff's reader threads report too */
-	fprintf(stderr, "dnsnap %s: ", cmd);
+	FILE *out = fail_to != NULL ? fail_to : stderr;
+	flockfile(out); /* one message whole: diff's reader threads report too */
+	fprintf(out, "dnsnap %s: ", cmd);
 	if (file != NULL) {
-		put_line(file);
-		fputs(": ", stderr);
+		put_line(out, file);
+		fputs(": ", out);
 	}
-	put_line(msg);
-	fputc('\n', stderr);
-	funlockfile(stderr);
+	put_line(out, msg);
+	fputc('\n', out);
+	funlockfile(out);
 	return EXIT_USAGE;
 }
 

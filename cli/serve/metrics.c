@@ -8,7 +8,9 @@
  *
  *   c dnsnap_queries_total{transport="udp"|"tcp"}       queries received
  *   c dnsnap_cache_hits_total{tier="memory"|"map"|"l2"} fresh answers from each tier
- *   c dnsnap_cache_misses_total                         neither tier had a fresh entry
+ *   c dnsnap_cache_misses_total                         no tier (memory, map, Redis) had a
+ *                                                       fresh entry: asked upstream, or
+ *                                                       REFUSED without --upstream
  *   c dnsnap_stale_answers_total                        stale answers (RFC 8767)
  *   c dnsnap_forwarded_answers_total                    clients answered with an upstream reply
  *   c dnsnap_forward_failures_total                     SERVFAIL: all upstreams failed
@@ -308,7 +310,7 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 	if (st->l2.on)
 		sample(out, "dnsnap_cache_hits_total", "tier=\"l2\"", st->hits_l2);
 	counter(out, "dnsnap_cache_misses_total",
-		"Queries neither cache tier had a fresh entry for.", st->misses);
+		"Queries no tier (memory, map, Redis) had a fresh entry for.", st->misses);
 	counter(out, "dnsnap_stale_answers_total", "Stale answers sent (RFC 8767).", st->stale);
 	counter(out, "dnsnap_forwarded_answers_total",
 		"Queries answered with an upstream's reply.", st->upstream_answers);
@@ -433,7 +435,7 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_ku64(j, "queries", st->queries_udp + st->queries_tcp);
 	jw_ku64(j, "udp", st->queries_udp);
 	jw_ku64(j, "tcp", st->queries_tcp);
-	jw_ku64(j, "hits", st->hits_memory + st->hits_map + st->stale);
+	jw_ku64(j, "hits", st->hits_memory + st->hits_map + st->hits_l2 + st->stale);
 	jw_ku64(j, "misses", st->misses);
 	jw_ku64(j, "formerr", st->rcode[RC_FORMERR]);
 	jw_ku64(j, "notimp", st->rcode[RC_NOTIMP]);

@@ -178,6 +178,11 @@ static int server_start(struct server *s)
 	int err = dnsnap_cache_new(&co, &s->cache);
 	if (err != DNSNAP_OK)
 		return fail(CMD, NULL, "%s", dnsnap_strerror(err));
+	s->ctl.fd = -1;
+	/* a deploy: the servers of SNAP asked to publish what they learned since
+	 * their last publish, before this one maps the file and answers */
+	if (c->forwarding)
+		control_ask_publish(s, c->deploy_wait);
 	if (snap_first(s) || net_open(s))
 		return EXIT_USAGE;
 	if (c->metrics != NULL) {
@@ -195,6 +200,8 @@ static int server_start(struct server *s)
 			return EXIT_USAGE;
 	}
 	if (c->l2.url != NULL && l2_start(s, &c->l2) != 0)
+		return EXIT_USAGE;
+	if (control_open(s))
 		return EXIT_USAGE;
 	return net_start(s);
 }
@@ -227,14 +234,22 @@ static void tick(struct server *s, int *warned, int64_t *last_publish)
 static int server_run(struct server *s, int sfd)
 {
 	int warned = 0;
-	int64_t last_publish = mono_ms();
+	int64_t last_publish = mono_ms(), last_tick = mono_ms();
 	for (;;) {
-		struct pollfd pf = { .fd = sfd, .events = POLLIN };
-		int pr = poll(&pf, 1, 1000);
-		if (pr == 0 || (pr < 0 && errno == EINTR)) {
+		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
+					{ .fd = s->ctl.fd, .events = POLLIN } };
+		int64_t wait = 1000 - (mono_ms() - last_tick);
+		int pr = poll(pf, 2, wait > 0 ? (int)wait : 0);
+		if (mono_ms() - last_tick >= 1000) { /* whatever else comes meanwhile */
 			tick(s, &warned, &last_publish);
-			continue;
+			last_tick = mono_ms();
 		}
+		if (pr <= 0)
+			continue;
+		if (pf[1].revents & POLLIN) /* a control client (dnsnap control) */
+			control_serve(s);
+		if (!(pf[0].revents & POLLIN))
+			continue;
 		struct signalfd_siginfo si;
 		ssize_t n = read(sfd, &si, sizeof si);
 		if (n != (ssize_t)sizeof si) {
@@ -283,6 +298,7 @@ static int server_stop(struct server *s, int rc, int started)
 	if (started && (rc == 0 || c->forwarding))
 		print_counters(s, " at exit");
 	metrics_http_stop(s->metrics);
+	control_close(s);
 	net_close(s);
 	l2_free(s);
 	snap_swap(s, NULL, NULL);

@@ -24,7 +24,8 @@ static const char CMD[] = "serve";
 enum {
 	O_UPSTREAM = 0x100, O_TIMEOUT, O_TRIES, O_0X20, O_OUTSTANDING, O_MAX_BYTES,
 	O_STALE, O_ALLOW, O_USER, O_EVERY, O_SNAP_MAX, O_METRICS, O_LOG_LEVEL,
-	O_L2, O_L2_REPLICA, O_L2_PREFIX, O_L2_WAIT, O_L2_AUTH, O_L2_QUEUE,
+	O_L2, O_L2_REPLICA, O_L2_PREFIX, O_L2_WAIT, O_L2_AUTH, O_L2_QUEUE, O_CONTROL,
+	O_DEPLOY_WAIT,
 };
 
 static const struct option longopts[] = {
@@ -51,6 +52,8 @@ static const struct option longopts[] = {
 	{ "l2-wait", required_argument, NULL, O_L2_WAIT },
 	{ "l2-auth-file", required_argument, NULL, O_L2_AUTH },
 	{ "l2-queue", required_argument, NULL, O_L2_QUEUE },
+	{ "control", required_argument, NULL, O_CONTROL },
+	{ "deploy-wait", required_argument, NULL, O_DEPLOY_WAIT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -67,6 +70,7 @@ void config_defaults(struct serve_config *c)
 	c->fwd.max_waiters = DEFAULT_MAX_WAITERS;
 	c->l2.wait_ms = DNSNAP_L2_DEFAULT_WAIT_MS;
 	c->l2.queue_max = DNSNAP_L2_DEFAULT_QUEUE;
+	c->deploy_wait = DEFAULT_DEPLOY_WAIT;
 }
 
 void config_wipe(struct serve_config *c)
@@ -284,6 +288,11 @@ static int opt_net(struct serve_config *c, int o, const char *v)
 	case O_METRICS:
 		c->metrics = v;
 		return 1;
+	case O_CONTROL:
+		if (v[0] == 0)
+			return fail(CMD, NULL, "--control: a socket's path, not \"\"");
+		c->control = v;
+		return 1;
 	default:
 		return 0;
 	}
@@ -316,6 +325,11 @@ static int opt_cache(struct serve_config *c, int o, const char *v)
 		if (number(CMD, "--snapshot-every", v, 86400 * 7, &x))
 			return EXIT_USAGE;
 		c->snapshot_every = (unsigned)x;
+		return 1;
+	case O_DEPLOY_WAIT:
+		if (number(CMD, "--deploy-wait", v, 600, &x))
+			return EXIT_USAGE;
+		c->deploy_wait = (unsigned)x;
 		return 1;
 	case O_LOG_LEVEL:
 		if (slog_level_arg(v) < 0)
@@ -406,7 +420,8 @@ static int config_check(int argc, char **argv, struct serve_config *c)
 		return fail(CMD, NULL, "--now needs a server without --upstream (entries cached "
 			    "at a fixed time would never expire)");
 	static const char *const fwd_only[] = { "--serve-stale", "--snapshot-every",
-						"--snapshot-max-bytes", "--upstream-timeout",
+						"--snapshot-max-bytes", "--deploy-wait",
+						"--upstream-timeout",
 						"--upstream-tries", "--upstream-0x20",
 						"--max-outstanding", "--l2" /* every --l2-... */,
 						NULL };

@@ -26,6 +26,7 @@
 #define DEFAULT_UPSTREAM_TRIES 3
 #define DEFAULT_MAX_OUTSTANDING 2048
 #define DEFAULT_MAX_WAITERS 256
+#define DEFAULT_DEPLOY_WAIT 10
 
 /* --allow: a source prefix */
 struct cidr {
@@ -47,6 +48,9 @@ struct serve_config {
 	uint32_t serve_stale;             /* seconds, 0: off */
 	unsigned snapshot_every;          /* seconds, 0: at exit only */
 	const char *metrics;              /* --metrics ADDR:PORT, NULL: none */
+	const char *control;              /* --control PATH, NULL: beside SNAP */
+	unsigned deploy_wait;             /* --deploy-wait seconds: the servers of SNAP
+					   * asked to publish before this one starts */
 	uint32_t fixed_now;               /* --now, 0: the clock */
 	int json;                         /* --json: the counters as JSON on stdout */
 	int forwarding;                   /* --upstream given */

@@ -264,6 +264,7 @@ void forwarder_stop(struct server *s, unsigned ms)
 
 void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w)
 {
+	bump(cnt, C_MISS); /* no tier had it: memory, map, the second level */
 	if (dnsnap_fwd_submit(s->fwd.f, &w->q, w) != DNSNAP_FWD_QUEUED)
 		drop_or_stale(s, cnt, w, &w->q, DNSNAP_FWD_FULL);
 }

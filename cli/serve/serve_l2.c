@@ -127,3 +127,40 @@ void l2_free(struct server *s)
 	s->l2.out = s->l2.val = NULL;
 	pthread_rwlock_destroy(&s->l2.lock);
 }
+
+/* l2_flush()'s walk: the keys under the prefix the filter names, deleted */
+struct l2_flush_run {
+	dnsnap_l2_bulk_t *b;
+	const filter_t *f;
+	uint64_t n;
+	char err[256];
+};
+
+static int flush_key(void *arg, const uint8_t *key, size_t key_len)
+{
+	struct l2_flush_run *r = arg;
+	dnsnap_key_t k;
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
+	    !filter_match(r->f, key, key_len, &k))
+		return 0;
+	r->n++;
+	return dnsnap_l2_bulk_del(r->b, key, key_len, r->err, sizeof r->err) != DNSNAP_OK;
+}
+
+uint64_t l2_flush(struct server *s, const filter_t *f)
+{
+	if (s->cfg->l2.url == NULL)
+		return 0;
+	struct l2_flush_run r = { .f = f };
+	if (dnsnap_l2_bulk_open(&s->cfg->l2, &r.b, r.err, sizeof r.err) != DNSNAP_OK) {
+		slog(LOG_WARNING, "flush: Redis not reached (its entries stay there): %s", r.err);
+		return 0;
+	}
+	int rc = dnsnap_l2_bulk_scan_keys(r.b, flush_key, &r, r.err, sizeof r.err);
+	if (rc == DNSNAP_OK)
+		rc = dnsnap_l2_bulk_flush(r.b, r.err, sizeof r.err);
+	if (rc != DNSNAP_OK)
+		slog(LOG_WARNING, "flush: Redis: %s (some of its entries may stay there)", r.err);
+	dnsnap_l2_bulk_close(r.b);
+	return r.n;
+}

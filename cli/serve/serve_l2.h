@@ -36,5 +36,10 @@ void l2_write(struct server *s, const uint8_t *key, size_t key_len, const uint8_
  * buffers freed by l2_free(). NULL-safe, twice too. */
 void l2_stop(struct server *s, unsigned flush_ms);
 void l2_free(struct server *s);
+/** Delete from Redis every key under the prefix that @p f passes (a flush: a
+ * SCAN of every key, then pipelined DELs; blocking, each reply bounded by
+ * --l2's connect bound). @return how many matched (0 without --l2) */
+struct filter;
+uint64_t l2_flush(struct server *s, const struct filter *f);
 
 #endif

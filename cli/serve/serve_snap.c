@@ -139,6 +139,7 @@ void reload(struct server *s, const char *why)
 		return;
 	}
 	snap_swap(s, fresh, &st);
+	s->snap.ours = 0; /* another's file: memory may hold what it lacks */
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(fresh, &in);
 	slog(LOG_INFO, "%s: %s: %llu %s, digest %016llx", s->path, why,
@@ -155,30 +156,51 @@ void reload(struct server *s, const char *why)
  * beside it, synced, renamed over it; then the new file is mapped
  * (dnsnap_snap_publish()). Lookups and inserts go on meanwhile (each cache
  * shard is copied under its read lock). A file at the path that is not a
- * snapshot, or of a newer format, is never replaced; a damaged one is. Nothing inserted since the last
- * publish: nothing to do. @return 0 or -1 (logged)
+ * snapshot, or of a newer format, is never replaced; a damaged one is.
  */
-static uint64_t cache_inserts(struct server *s)
+static uint64_t cache_count(struct server *s, uint64_t *entries)
 {
 	dnsnap_cache_stats_t cs;
 	dnsnap_cache_stats(s->cache, &cs);
+	*entries = cs.entries;
 	return cs.inserts;
 }
 
-int publish(struct server *s, const char *why)
+/* Whether memory may hold what the file does not: inserts since this
+ * process last published, or a file it took in from another process (or
+ * mapped at start) while memory holds entries. */
+static int unpublished(struct server *s, uint64_t inserts, uint64_t entries)
+{
+	return inserts != s->snap.inserts_published || (!s->snap.ours && entries > 0);
+}
+
+static void published_log(struct server *s, const char *why, const dnsnap_publish_stats_t *ps,
+			  double secs)
+{
+	const dnsnap_snap_write_stats_t *ws = &ps->write;
+	slog(LOG_INFO, "%s: published (%s): %llu %s (%llu from memory, %llu kept from the "
+	     "file; %llu stale; %llu left out by the bound, %llu flushed), %.3f s, longest "
+	     "insert pause %.3f ms", s->path, why,
+	     (unsigned long long)ws->entries, plural(ws->entries, "entry", "entries"),
+	     (unsigned long long)(ws->entries - ws->from_base), (unsigned long long)ws->from_base,
+	     (unsigned long long)ps->stale, (unsigned long long)ps->over_bound,
+	     (unsigned long long)ps->excluded, secs, ws->longest_pause_ms);
+}
+
+int publish_ex(struct server *s, const char *why, const struct publish_req *rq,
+	       struct publish_res *res)
 {
 	int64_t t0 = mono_us();
-	/* nothing inserted since the last publish: the file at the path holds all
-	 * the cache has (or a later merge of it another process published) */
-	uint64_t inserts = cache_inserts(s);
-	if (inserts == s->snap.inserts_published) {
-		slog(LOG_DEBUG, "%s: not published (%s): nothing new since the last time", s->path,
+	struct publish_res none;
+	res = res != NULL ? res : &none;
+	memset(res, 0, sizeof *res);
+	uint64_t entries, inserts = cache_count(s, &entries);
+	if (!(rq != NULL && rq->force) && !unpublished(s, inserts, entries)) {
+		res->nothing_new = 1;
+		slog(LOG_INFO, "%s: not published (%s): nothing new since the last publish", s->path,
 		     why);
 		return 0;
 	}
-	/* under the writers' lock, merged with the file now at the path (another
-	 * process may have published since), the new file mapped before the lock
-	 * goes; a damaged file is replaced, one that is not a snapshot never */
 	dnsnap_diag_t d;
 	dnsnap_publish_opts_t po = {
 		.now = server_now(s), .wait_seconds = 60,
@@ -188,38 +210,39 @@ int publish(struct server *s, const char *why)
 		 * stale after a restart is kept */
 		.max_bytes = s->cfg->snap_max_bytes ? s->cfg->snap_max_bytes : s->cfg->max_bytes,
 		.stale_window = s->cfg->serve_stale,
+		.exclude = rq != NULL ? rq->exclude : NULL,
+		.exclude_arg = rq != NULL ? rq->exclude_arg : NULL,
 	};
-	dnsnap_publish_stats_t ps;
 	dnsnap_snap_t *fresh = NULL;
-	int err = dnsnap_snap_publish(s->cache, s->path, &po, &fresh, &ps, &d);
+	int err = dnsnap_snap_publish(s->cache, s->path, &po, &fresh, &res->ps, &d);
 	if (err != DNSNAP_OK) {
 		slog(LOG_ERR, "snapshot (%s) not written: %s%s", why, d.msg,
 		     err == DNSNAP_EMAGIC || err == DNSNAP_EVERSION ? "; it is left as it is" : "");
+		snprintf(res->error, sizeof res->error, "%s", d.msg);
 		s->snap.write_errors++;
 		return -1;
 	}
-	if (ps.base_err != 0)
-		slog(LOG_WARNING, "%s; replaced with the cache's entries", ps.base_msg);
+	if (res->ps.base_err != 0)
+		slog(LOG_WARNING, "%s; replaced with the cache's entries", res->ps.base_msg);
 	if (fresh != NULL)
 		snap_swap(s, fresh, NULL); /* watch() knows it by dnsnap_snap_same_file() */
-	dnsnap_snap_write_stats_t ws = ps.write;
-	double secs = (double)(mono_us() - t0) / 1e6;
+	s->snap.ours = fresh != NULL;
+	res->seconds = (double)(mono_us() - t0) / 1e6;
 	s->snap.inserts_published = inserts;
 	pthread_mutex_lock(&s->snap.mu);
 	s->snap.writes++;
 	s->snap.last_at = (uint64_t)time(NULL);
-	s->snap.last_seconds = secs;
-	s->snap.last_entries = ws.entries;
-	s->snap.longest_pause_ms = ws.longest_pause_ms;
+	s->snap.last_seconds = res->seconds;
+	s->snap.last_entries = res->ps.write.entries;
+	s->snap.longest_pause_ms = res->ps.write.longest_pause_ms;
 	pthread_mutex_unlock(&s->snap.mu);
-	slog(LOG_INFO, "%s: published (%s): %llu %s (%llu from memory, %llu kept from the "
-	     "file; %llu stale; %llu left out by the bound, %llu flushed), %.3f s, longest "
-	     "insert pause %.3f ms", s->path, why,
-	     (unsigned long long)ws.entries, plural(ws.entries, "entry", "entries"),
-	     (unsigned long long)(ws.entries - ws.from_base), (unsigned long long)ws.from_base,
-	     (unsigned long long)ps.stale, (unsigned long long)ps.over_bound,
-	     (unsigned long long)ps.excluded, secs, ws.longest_pause_ms);
+	published_log(s, why, &res->ps, res->seconds);
 	return 0;
+}
+
+int publish(struct server *s, const char *why)
+{
+	return publish_ex(s, why, NULL, NULL);
 }
 
 /* The tick: SNAP replaced by another process (not by us: publish() maps

@@ -7,6 +7,7 @@
 #define DNSNAP_SERVE_SNAP_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -36,7 +37,29 @@ int snap_first(struct server *s);
 void snap_warn(struct server *s, dnsnap_snap_t *snap, uint32_t now);
 void snap_swap(struct server *s, dnsnap_snap_t *fresh, const struct stat *st);
 void reload(struct server *s, const char *why);
+/** Publish now (nothing new since the last publish: nothing to do). @return 0,
+ * or -1 (logged) */
 int publish(struct server *s, const char *why);
+
+/* What a publish is asked to do beyond publish()'s */
+struct publish_req {
+	int force;               /* publish even with nothing new (a flush) */
+	int (*exclude)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		       size_t entry_len);
+	void *exclude_arg;       /* ... entries left out (dnsnap_publish_opts_t.exclude) */
+};
+
+/* What it did */
+struct publish_res {
+	int nothing_new;         /* skipped: the file holds all memory has */
+	dnsnap_publish_stats_t ps;
+	double seconds;
+	char error[256];         /* when it failed */
+};
+
+/** publish() with @p rq (may be NULL) and its result in @p res (may be NULL). */
+int publish_ex(struct server *s, const char *why, const struct publish_req *rq,
+	       struct publish_res *res);
 void watch(struct server *s);
 
 #endif

@@ -4,10 +4,12 @@
  * the cache's, the snapshot's) into a struct serve_stats, and the SIGUSR1
  * line made of it.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "json.h"
@@ -108,6 +110,57 @@ void collect(void *arg, struct serve_stats *st)
 	st->start_time = s->start_time;
 }
 
+/* Append to @p b (at @p *n of @p cap) */
+static void add(char *b, size_t cap, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add(char *b, size_t cap, size_t *n, const char *fmt, ...)
+{
+	if (*n >= cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(b + *n, cap - *n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*n += (size_t)k;
+}
+
+#define U(x) ((unsigned long long)(x))
+
+void counters_line(const struct serve_stats *st, char *b, size_t cap)
+{
+	uint64_t drops = 0;
+	for (int i = 0; i < DROP_N; i++)
+		drops += st->drops[i];
+	size_t n = 0;
+	b[0] = 0;
+	add(b, cap, &n, "queries %llu (udp %llu, tcp %llu), hits %llu (hits_memory %llu, "
+	    "hits_map %llu, hits_l2 %llu, stale %llu), misses %llu, upstream_answers %llu, "
+	    "servfail_upstream %llu, refused_acl %llu; replies by rcode: noerror %llu, "
+	    "formerr %llu, servfail %llu, nxdomain %llu, notimp %llu, refused %llu, badvers "
+	    "%llu, rcode_other %llu; dropped %llu, truncated %llu; tcp_connections %llu "
+	    "(tcp_refused %llu, tcp_closed_idle %llu); cache_entries %llu, cache_bytes %llu; "
+	    "map_entries %llu, damaged_entries %llu", U(st->queries_udp + st->queries_tcp),
+	    U(st->queries_udp), U(st->queries_tcp),
+	    U(st->hits_memory + st->hits_map + st->hits_l2 + st->stale), U(st->hits_memory),
+	    U(st->hits_map), U(st->hits_l2), U(st->stale), U(st->misses),
+	    U(st->upstream_answers), U(st->servfail_upstream), U(st->refused_acl),
+	    U(st->rcode[RC_NOERROR]), U(st->rcode[RC_FORMERR]), U(st->rcode[RC_SERVFAIL]),
+	    U(st->rcode[RC_NXDOMAIN]), U(st->rcode[RC_NOTIMP]), U(st->rcode[RC_REFUSED]),
+	    U(st->rcode[RC_BADVERS]), U(st->rcode[RC_OTHER]), U(drops), U(st->truncated),
+	    U(st->tcp_connections), U(st->tcp_refused), U(st->tcp_idle_closed),
+	    U(st->cache_entries), U(st->cache_bytes), U(st->map_entries), U(st->map_damaged));
+	if (!st->l2.on)
+		return;
+	static const char *const breaker[] = { "closed", "open", "half-open" };
+	const struct l2_metrics *l = &st->l2;
+	add(b, cap, &n, "; l2: hits %llu, misses %llu, bad %llu, timeouts %llu, errors %llu, "
+	    "refused %llu, writes %llu, write_errors %llu, write_drops %llu, breaker %s",
+	    U(l->hits), U(l->misses), U(l->bad), U(l->timeouts), U(l->errors), U(l->refused),
+	    U(l->writes), U(l->write_errors), U(l->write_drops),
+	    breaker[l->breaker >= 0 && l->breaker <= 2 ? l->breaker : 0]);
+}
+
 /* SIGUSR1 and exit: a line on the log, or with --json a JSON object on
  * standard output, for a program to read while the log stays for people */
 void print_counters(struct server *s, const char *when)
@@ -135,28 +188,72 @@ void print_counters(struct server *s, const char *when)
 		free(st);
 		return;
 	}
-	uint64_t drops = 0;
-	for (int i = 0; i < DROP_N; i++)
-		drops += st->drops[i];
-	slog(LOG_INFO, "counters%s: queries %llu (udp %llu, tcp %llu), hits %llu (memory %llu, "
-	     "map %llu, stale %llu), misses %llu, upstream answers %llu, upstream failures "
-	     "%llu, refused %llu, formerr %llu, notimp %llu, badvers %llu, servfail %llu, "
-	     "dropped %llu, truncated %llu; tcp connections %llu (refused %llu, closed idle "
-	     "%llu); cache %llu %s, %llu bytes; snapshot: %llu %s, damaged entries %llu",
-	     when, (unsigned long long)(st->queries_udp + st->queries_tcp),
-	     (unsigned long long)st->queries_udp, (unsigned long long)st->queries_tcp,
-	     (unsigned long long)(st->hits_memory + st->hits_map + st->stale),
-	     (unsigned long long)st->hits_memory, (unsigned long long)st->hits_map,
-	     (unsigned long long)st->stale, (unsigned long long)st->misses,
-	     (unsigned long long)st->upstream_answers, (unsigned long long)st->servfail_upstream,
-	     (unsigned long long)st->refused_acl, (unsigned long long)st->rcode[RC_FORMERR],
-	     (unsigned long long)st->rcode[RC_NOTIMP], (unsigned long long)st->rcode[RC_BADVERS],
-	     (unsigned long long)st->rcode[RC_SERVFAIL], (unsigned long long)drops,
-	     (unsigned long long)st->truncated, (unsigned long long)st->tcp_connections,
-	     (unsigned long long)st->tcp_refused, (unsigned long long)st->tcp_idle_closed,
-	     (unsigned long long)st->cache_entries, plural(st->cache_entries, "entry", "entries"),
-	     (unsigned long long)st->cache_bytes, (unsigned long long)st->map_entries,
-	     plural(st->map_entries, "entry", "entries"), (unsigned long long)st->map_damaged);
+	char line[SLOG_LINE_MAX];
+	counters_line(st, line, sizeof line);
+	slog(LOG_INFO, "counters%s: %s", when, line);
 	free(st);
 }
 
+
+/* status's text: what the server is, then what it counts */
+static void status_text(struct server *s, const struct serve_stats *st, FILE *out)
+{
+	char iso[21];
+	time_iso((uint32_t)s->start_time, iso);
+	fprintf(out, "dnsnap %s, pid %ld, up %llu s (since %s)\n", DNSNAP_VERSION, (long)getpid(),
+		U(st->now - s->start_time), iso);
+	if (st->map_open) {
+		time_iso((uint32_t)st->map_created_at, iso);
+		fprintf(out, "snapshot: %s, %llu %s, written %s (%llu s ago), %llu damaged met\n",
+			s->path, U(st->map_entries), plural(st->map_entries, "entry", "entries"), iso,
+			U(st->now > st->map_created_at ? st->now - st->map_created_at : 0),
+			U(st->map_damaged));
+	} else {
+		fprintf(out, "snapshot: %s, none mapped\n", s->path);
+	}
+	fprintf(out, "cache: %llu %s, %llu of %llu bytes\n", U(st->cache_entries),
+		plural(st->cache_entries, "entry", "entries"), U(st->cache_bytes),
+		U(st->cache_max_bytes));
+	for (int i = 0; i < st->fwd.nup && i < DNSNAP_FWD_MAX_UPSTREAMS; i++) {
+		const dnsnap_fwd_upstream_stats_t *u = &st->fwd.up[i];
+		fprintf(out, "upstream %d: %s %s, %llu queries, %llu answers, %llu timeouts, %llu "
+			"errors\n", i + 1, u->name, u->healthy ? "up" : "down", U(u->queries),
+			U(u->answers), U(u->timeouts), U(u->errors));
+	}
+	if (st->l2.on)
+		fprintf(out, "redis: %s, breaker %s, %llu %s up\n", s->cfg->l2.url,
+			st->l2.breaker == 1 ? "open" : st->l2.breaker == 2 ? "half-open" : "closed",
+			U(st->l2.nodes), plural(st->l2.nodes, "connection", "connections"));
+	char line[SLOG_LINE_MAX];
+	counters_line(st, line, sizeof line);
+	fprintf(out, "counters: %s\n", line);
+}
+
+void status_print(struct server *s, int json, FILE *out)
+{
+	struct serve_stats *st = calloc(1, sizeof *st);
+	if (st == NULL) {
+		fprintf(out, "out of memory\n");
+		return;
+	}
+	collect(s, st);
+	if (!json) {
+		status_text(s, st, out);
+		free(st);
+		return;
+	}
+	jw_t j;
+	jw_init(&j, out);
+	jw_obj(&j);
+	jw_kstr(&j, "version", DNSNAP_VERSION);
+	jw_ku64(&j, "pid", (uint64_t)getpid());
+	jw_ku64(&j, "uptime_seconds", st->now - s->start_time);
+	jw_kstr(&j, "file", s->path);
+	jw_kstr(&j, "control", s->ctl.path);
+	if (st->l2.on)
+		jw_kstr(&j, "l2_url", s->cfg->l2.url);
+	metrics_json(st, &j);
+	jw_end(&j);
+	jw_nl(&j);
+	free(st);
+}

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "dnsnap.h"
@@ -64,7 +65,8 @@ static inline void count_outcome(struct tstat *c, int outcome, const dnsnap_look
 	case SERVE_HIT:
 		bump(c, lk->stale ? C_STALE : lk->tier == DNSNAP_TIER_MEMORY ? C_HIT_MEM : C_HIT_MAP);
 		break;
-	case SERVE_MISS: case SERVE_FORWARD:
+	case SERVE_MISS: /* a miss of a cache-only server; forwarded ones are counted
+			  * when they go upstream (forward_upstream()): a Redis hit is no miss */
 		bump(c, C_MISS);
 		break;
 	case SERVE_REFUSED:
@@ -96,5 +98,11 @@ void collect(void *arg, struct serve_stats *st);
 /** SIGUSR1 and the exit (@p when: "" or " at exit"): a line on the log, or
  * with --json one JSON object on standard output. */
 void print_counters(struct server *s, const char *when);
+
+/** The counters as one line of "name N" words, the names the JSON's keys. */
+void counters_line(const struct serve_stats *st, char *buf, size_t cap);
+
+/** `dnsnap control status`: text, or with @p json one JSON object. */
+void status_print(struct server *s, int json, FILE *out);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "dnsnap.h"
 #include "serve_config.h"
+#include "serve_ctl.h"
 #include "serve_fwd.h"
 #include "serve_l2.h"
 #include "serve_net.h"
@@ -30,6 +31,7 @@ struct server {
 	struct fwd_side fwd;
 	struct l2_side l2;
 	struct snap_side snap;
+	struct ctl_side ctl;
 	struct metrics_http *metrics;
 };
 

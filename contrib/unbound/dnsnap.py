@@ -176,12 +176,15 @@ class WriteStats(ctypes.Structure):
 
 
 class PublishOpts(ctypes.Structure):
-    _fields_ = [("now", c_u32), ("wait_seconds", c_int), ("flags", ctypes.c_uint)]
+    _fields_ = [("now", c_u32), ("stale_window", c_u32), ("wait_seconds", c_int),
+                ("flags", ctypes.c_uint), ("max_bytes", ctypes.c_uint64), ("exclude", c_p),
+                ("exclude_arg", c_p)]
 
 
 class PublishStats(ctypes.Structure):
     _fields_ = [("write", WriteStats), ("base_merged", c_int), ("base_err", c_int),
-                ("base_msg", ctypes.c_char * 256)]
+                ("base_msg", ctypes.c_char * 256), ("excluded", ctypes.c_uint64),
+                ("over_bound", ctypes.c_uint64), ("stale", ctypes.c_uint64)]
 
 
 PUBLISH_DROP_DAMAGED, PUBLISH_REPLACE_BAD = 2, 4
@@ -436,6 +439,7 @@ class Dnsnap:
         o = CacheOpts()
         lib.dnsnap_cache_opts_default(ctypes.byref(o))
         o.max_bytes = conf["max-bytes"]
+        self.max_bytes = conf["max-bytes"]
         if max_ttl > 0:
             o.max_ttl = max_ttl      # cache-max-ttl: no answer lives longer than Unbound's
         rc = lib.dnsnap_cache_new(ctypes.byref(o), ctypes.byref(self.cache))
@@ -494,7 +498,11 @@ class Dnsnap:
             if st.inserts == self.published:
                 return None
             t0 = time.monotonic()
-            o = PublishOpts(int(time.time()), wait, PUBLISH_DROP_DAMAGED | PUBLISH_REPLACE_BAD)
+            # at most what the in-memory cache may hold: evicted entries do not
+            # live on in the file
+            o = PublishOpts(now=int(time.time()), wait_seconds=wait,
+                            flags=PUBLISH_DROP_DAMAGED | PUBLISH_REPLACE_BAD,
+                            max_bytes=self.max_bytes)
             ps = PublishStats()
             d = Diag()
             fresh = c_p()

@@ -361,6 +361,24 @@ int dnsnap_l2_bulk_put(dnsnap_l2_bulk_t *b, const uint8_t *key, size_t key_len,
 		       const uint8_t *val, size_t len, uint64_t pxat_ms, char *err,
 		       size_t errcap);
 
+/**
+ * DEL prefix+key, pipelined with dnsnap_l2_bulk_put()'s SETs (in the same
+ * batches, in order). A key that is not there is no error.
+ * @return as dnsnap_l2_bulk_put()
+ */
+int dnsnap_l2_bulk_del(dnsnap_l2_bulk_t *b, const uint8_t *key, size_t key_len, char *err,
+		       size_t errcap);
+
+/**
+ * Every key under the prefix, without its value (SCAN on every master, as
+ * dnsnap_l2_bulk_scan()): @p fn gets the key without the prefix. A key may
+ * come twice. @p fn may queue dnsnap_l2_bulk_del()s of what it is given.
+ * @return as dnsnap_l2_bulk_scan()
+ */
+int dnsnap_l2_bulk_scan_keys(dnsnap_l2_bulk_t *b,
+			     int (*fn)(void *arg, const uint8_t *key, size_t key_len), void *arg,
+			     char *err, size_t errcap);
+
 /** Send what dnsnap_l2_bulk_put() holds and check every reply.
  * @return as dnsnap_l2_bulk_put() */
 int dnsnap_l2_bulk_flush(dnsnap_l2_bulk_t *b, char *err, size_t errcap);

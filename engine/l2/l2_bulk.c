@@ -19,7 +19,8 @@
 
 struct bput {
 	size_t key_len, val_len;
-	uint64_t pxat;
+	uint64_t pxat;           /* a SET's; 0 with del */
+	int del;                 /* a DEL of the key */
 	uint8_t *key, *val;
 	uint8_t data[];
 };
@@ -369,8 +370,21 @@ static int scan_batch(dnsnap_l2_bulk_t *b, unsigned i, const redisReply *keys,
 	return rc;
 }
 
+/* The keys of a SCAN batch to @p kfn, without their values. @return kfn's value */
+static int keys_batch(dnsnap_l2_bulk_t *b, const redisReply *keys,
+		      int (*kfn)(void *, const uint8_t *, size_t), void *arg)
+{
+	int rc = 0;
+	for (size_t k = 0; k < keys->elements && rc == 0; k++)
+		if (key_ok(b, keys->element[k]))
+			rc = kfn(arg, (const uint8_t *)keys->element[k]->str + b->prefix_len,
+				 keys->element[k]->len - b->prefix_len);
+	return rc;
+}
+
 static int scan_node(dnsnap_l2_bulk_t *b, unsigned i, const char *pat, size_t plen,
 		     int (*fn)(void *, const uint8_t *, size_t, const uint8_t *, size_t),
+		     int (*kfn)(void *, const uint8_t *, size_t),
 		     void *arg, uint64_t *skipped, char *err, size_t errcap)
 {
 	char cursor[32] = "0";
@@ -393,7 +407,8 @@ static int scan_node(dnsnap_l2_bulk_t *b, unsigned i, const char *pat, size_t pl
 		}
 		memcpy(cursor, r->element[0]->str, r->element[0]->len);
 		cursor[r->element[0]->len] = '\0';
-		int rc = scan_batch(b, i, r->element[1], fn, arg, skipped, err, errcap);
+		int rc = kfn != NULL ? keys_batch(b, r->element[1], kfn, arg)
+			 : scan_batch(b, i, r->element[1], fn, arg, skipped, err, errcap);
 		freeReplyObject(r);
 		if (rc != 0)
 			return rc;
@@ -401,10 +416,12 @@ static int scan_node(dnsnap_l2_bulk_t *b, unsigned i, const char *pat, size_t pl
 	return 0;
 }
 
-int dnsnap_l2_bulk_scan(dnsnap_l2_bulk_t *b,
-			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
-				  const uint8_t *val, size_t len),
-			void *arg, uint64_t *skipped, char *err, size_t errcap)
+/* Every master's keys under the prefix: their values to @p fn, or their
+ * names alone to @p kfn */
+static int scan_all(dnsnap_l2_bulk_t *b,
+		    int (*fn)(void *, const uint8_t *, size_t, const uint8_t *, size_t),
+		    int (*kfn)(void *, const uint8_t *, size_t), void *arg, uint64_t *skipped,
+		    char *err, size_t errcap)
 {
 	char pat[2 * DNSNAP_L2_PREFIX_MAX + 2];
 	size_t plen = dnsnap__l2_match_pattern(b->prefix, b->prefix_len, pat, sizeof pat);
@@ -421,15 +438,29 @@ int dnsnap_l2_bulk_scan(dnsnap_l2_bulk_t *b,
 	}
 	for (unsigned i = 0; i < b->n && rc == 0; i++)
 		if (masters[i])
-			rc = scan_node(b, i, pat, plen, fn, arg, &skip, err, errcap);
+			rc = scan_node(b, i, pat, plen, fn, kfn, arg, &skip, err, errcap);
 	if (skipped)
 		*skipped = skip;
 	return rc;
 }
 
-int dnsnap_l2_bulk_put(dnsnap_l2_bulk_t *b, const uint8_t *key, size_t key_len,
-		       const uint8_t *val, size_t len, uint64_t pxat_ms, char *err,
-		       size_t errcap)
+int dnsnap_l2_bulk_scan(dnsnap_l2_bulk_t *b,
+			int (*fn)(void *arg, const uint8_t *key, size_t key_len,
+				  const uint8_t *val, size_t len),
+			void *arg, uint64_t *skipped, char *err, size_t errcap)
+{
+	return scan_all(b, fn, NULL, arg, skipped, err, errcap);
+}
+
+int dnsnap_l2_bulk_scan_keys(dnsnap_l2_bulk_t *b,
+			     int (*fn)(void *arg, const uint8_t *key, size_t key_len), void *arg,
+			     char *err, size_t errcap)
+{
+	return scan_all(b, NULL, fn, arg, NULL, err, errcap);
+}
+
+static int queue(dnsnap_l2_bulk_t *b, const uint8_t *key, size_t key_len, const uint8_t *val,
+		 size_t len, uint64_t pxat_ms, int del, char *err, size_t errcap)
 {
 	struct bput *p = malloc(sizeof *p + b->prefix_len + key_len + len);
 	if (!p) {
@@ -446,12 +477,31 @@ int dnsnap_l2_bulk_put(dnsnap_l2_bulk_t *b, const uint8_t *key, size_t key_len,
 	if (len)
 		memcpy(p->val, val, len);
 	p->pxat = pxat_ms;
+	p->del = del;
 	b->batch[b->nbatch++] = p;
 	return b->nbatch == BATCH ? dnsnap_l2_bulk_flush(b, err, errcap) : 0;
 }
 
+int dnsnap_l2_bulk_put(dnsnap_l2_bulk_t *b, const uint8_t *key, size_t key_len,
+		       const uint8_t *val, size_t len, uint64_t pxat_ms, char *err,
+		       size_t errcap)
+{
+	return queue(b, key, key_len, val, len, pxat_ms, 0, err, errcap);
+}
+
+int dnsnap_l2_bulk_del(dnsnap_l2_bulk_t *b, const uint8_t *key, size_t key_len, char *err,
+		       size_t errcap)
+{
+	return queue(b, key, key_len, NULL, 0, 0, 1, err, errcap);
+}
+
 static int set_argv(const struct bput *p, const char **argv, size_t *len, char *num, size_t cap)
 {
+	if (p->del) {
+		argv[0] = "DEL", len[0] = 3;
+		argv[1] = (const char *)p->key, len[1] = p->key_len;
+		return 2;
+	}
 	snprintf(num, cap, "%llu", (unsigned long long)p->pxat);
 	argv[0] = "SET", len[0] = 3;
 	argv[1] = (const char *)p->key, len[1] = p->key_len;
@@ -465,7 +515,7 @@ static int set_argv(const struct bput *p, const char **argv, size_t *len, char *
 static int set_checked(redisReply *r, int rc, char *err, size_t errcap)
 {
 	if (r->type == REDIS_REPLY_ERROR && rc == 0) {
-		snprintf(err, errcap, "SET: %.*s", (int)r->len, r->str);
+		snprintf(err, errcap, "%.*s", (int)r->len, r->str);
 		rc = -EIO;
 	}
 	freeReplyObject(r);

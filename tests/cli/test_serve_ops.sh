@@ -126,7 +126,7 @@ if start cold "$T/cold.snap" --upstream "127.0.0.1:$up"; then
 	ok_if "stopping: published while still answering, with the new name" \
 		grep -q "published (stopping): 2 entries" "$T/cold.log"
 	ok_if "... and not again at the exit (nothing came in between)" \
-		not grep -q "published (exit)" "$T/cold.log"
+		not grep -q ": published (exit)" "$T/cold.log"
 fi
 # restart: the name comes from the map, the upstream is not asked
 before=$(wc -l <"$T/up.log")
