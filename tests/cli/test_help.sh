@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 
 # The command-line contract: every command, in the overview's order.
-commands="demo encode decode info stats dump diff get verify load purge export import serve help"
+commands="demo encode decode info stats dump diff get verify load purge export import serve control help"
 
 ok() { echo "ok - $1"; }
 not_ok() { # NAME [FILE of details]
