@@ -196,6 +196,12 @@ int filter_scan(const char *cmd, dnsnap_snap_t *s, const filter_t *f,
 /** An entry's Expiry (the entry is at least its 18-byte header long). */
 uint32_t entry_expiry(const uint8_t *entry);
 
+/** An entry's state at @p now: live; stale (expired less than DNSNAP_STALE_MAX
+ * ago: a server with --serve-stale may still answer with it, never as fresh);
+ * expired (longer ago). */
+enum { ENTRY_LIVE, ENTRY_STALE, ENTRY_EXPIRED };
+int entry_state(uint32_t expiry, uint32_t now);
+
 /**
  * Progress on stderr when it is a terminal: "verify: 1,234,567 of 2,000,000
  * entries (61%), 812,345/s". progress_start() returns NULL otherwise, which

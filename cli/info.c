@@ -13,7 +13,7 @@
 
 struct live_count {
 	uint32_t now;
-	uint64_t live, expired;
+	uint64_t live, expired, stale; /* stale: of the expired, those still servable stale */
 };
 
 static int count_live(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
@@ -24,10 +24,10 @@ static int count_live(void *arg, const uint8_t *key, size_t key_len, const uint8
 	(void)key_len;
 	if (entry_len < 8)
 		return 0;
-	if ((int32_t)(entry_expiry(entry) - lc->now) > 0)
-		lc->live++;
-	else
-		lc->expired++;
+	int st = entry_state(entry_expiry(entry), lc->now);
+	lc->live += st == ENTRY_LIVE;
+	lc->expired += st != ENTRY_LIVE;
+	lc->stale += st == ENTRY_STALE;
 	return 0;
 }
 
@@ -56,7 +56,7 @@ static int info_one(const char *path, uint32_t now, int json, int *printed)
 	}
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
-	struct live_count lc = { now, 0, 0 };
+	struct live_count lc = { .now = now };
 	uint64_t damaged = 0;
 	int rc = scan_snap("info", s, NULL, 0, count_live, &lc, &damaged);
 	dnsnap_snap_close(s);
@@ -76,6 +76,7 @@ static int info_one(const char *path, uint32_t now, int json, int *printed)
 		jw_ku64(&j, "entries", in.entry_count);
 		jw_ku64(&j, "live", lc.live);
 		jw_ku64(&j, "expired", lc.expired);
+		jw_ku64(&j, "stale", lc.stale);
 		jw_ku64(&j, "damaged", damaged);
 		jw_ku64(&j, "file_size", in.file_size);
 		jw_kdbl(&j, "bytes_per_entry", bpe, 1);
@@ -89,6 +90,9 @@ static int info_one(const char *path, uint32_t now, int json, int *printed)
 		       "writer:          %s\nentries:         %llu (live %llu, expired %llu)\n",
 		       path, format, created, in.writer, (unsigned long long)in.entry_count,
 		       (unsigned long long)lc.live, (unsigned long long)lc.expired);
+		if (lc.stale > 0)
+			printf("stale:           %llu of the expired (less than 7 days ago: "
+			       "servable stale, RFC 8767)\n", (unsigned long long)lc.stale);
 		if (damaged > 0)
 			printf("damaged:         %llu %s skipped (run dnsnap verify)\n",
 			       (unsigned long long)damaged, plural(damaged, "entry", "entries"));

@@ -818,10 +818,12 @@ static void entry_text(FILE *f, const dnsnap_key_t *k, const dnsnap_hdr_t *h, ui
 	uint32_t ttl = early ? h->expiry - h->inception : left > 0 ? (uint32_t)left : 0;
 	time_iso(h->inception, t1);
 	time_iso(h->expiry, t2);
-	fprintf(f, "%s rcode %s kind %s flags%s%s%s%s ttl %u hits %u inception %s expiry %s%s\n",
+	int st = entry_state(h->expiry, now);
+	fprintf(f, "%s rcode %s kind %s flags%s%s%s%s ttl %u hits %u inception %s expiry %s%s%s\n",
 		k->tag_len ? "" : "-", rc, kind_names[dnsnap_hdr_kind(h)],
 		ad ? " ad" : "", cd ? " cd" : "", dnssec ? " do" : "", none ? " -" : "",
-		ttl, h->hits, t1, t2, early ? " (not yet cached at --now)" : "");
+		ttl, h->hits, t1, t2, early ? " (not yet cached at --now)" : "",
+		st == ENTRY_STALE ? " (stale)" : st == ENTRY_EXPIRED ? " (expired)" : "");
 	dnsnap_ede_t ede;
 	for (unsigned i = 0; dnsnap_entry_ede(h, i, &ede) == 1; i++) {
 		fprintf(f, "; ede %u ", ede.code);
@@ -854,6 +856,8 @@ static void entry_json(jw_t *j, const dnsnap_key_t *k, const dnsnap_hdr_t *h, ui
 	jw_ku64(j, "ttl", early ? h->expiry - h->inception : left > 0 ? (uint32_t)left : 0);
 	if (early)
 		jw_kbool(j, "not_yet_cached", 1);
+	static const char *const states[] = { "live", "stale", "expired" };
+	jw_kstr(j, "state", states[entry_state(h->expiry, now)]);
 	jw_ku64(j, "hits", h->hits);
 	time_iso(h->inception, t);
 	jw_kstr(j, "inception", t);

@@ -34,6 +34,7 @@ typedef struct tagc {
 typedef struct st {
 	uint32_t now;
 	uint64_t entries, live, dnssec, bytes, records, bad;
+	uint64_t stale;          /* of the expired, those still servable stale */
 	uint64_t early;          /* not yet cached at now: inception after it */
 	uint64_t by_type[65536];
 	uint64_t by_rcode[16], by_kind[4];
@@ -132,6 +133,7 @@ static int stat_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t
 	}
 	s->entries++;
 	s->live += (int32_t)(h.expiry - s->now) > 0;
+	s->stale += entry_state(h.expiry, s->now) == ENTRY_STALE;
 	s->dnssec += (h.flags & DNSNAP_EF_DNSSEC) != 0;
 	s->bytes += key_len + entry_len;
 	s->records += nrec;
@@ -236,6 +238,7 @@ static void print_json(const st_t *s, const char *path)
 	jw_ku64(&j, "entries", s->entries);
 	jw_ku64(&j, "live", s->live);
 	jw_ku64(&j, "expired", s->entries - s->live);
+	jw_ku64(&j, "stale", s->stale);
 	jw_ku64(&j, "not_yet_cached", s->early);
 	jw_ku64(&j, "records", s->records);
 	jw_ku64(&j, "bytes", s->bytes);
@@ -294,10 +297,13 @@ static void print_text(const st_t *s, const char *path)
 {
 	char tb[32], nb[DNSNAP_NAME_MAX * 4 + 8], hex[2 * DNSNAP_TAG_MAX + 1];
 	double pct = s->entries ? 100.0 / (double)s->entries : 0;
-	printf("%s: %llu %s (live %llu, expired %llu), %llu %s, %llu %s of keys and entries "
+	char stale[48] = "";
+	if (s->stale > 0) /* of the expired, those a --serve-stale server may still serve */
+		snprintf(stale, sizeof stale, ", %llu of them stale", (unsigned long long)s->stale);
+	printf("%s: %llu %s (live %llu, expired %llu%s), %llu %s, %llu %s of keys and entries "
 	       "(%.1f per entry)\n",
 	       path, (unsigned long long)s->entries, plural(s->entries, "entry", "entries"),
-	       (unsigned long long)s->live, (unsigned long long)(s->entries - s->live),
+	       (unsigned long long)s->live, (unsigned long long)(s->entries - s->live), stale,
 	       (unsigned long long)s->records, plural(s->records, "record", "records"),
 	       (unsigned long long)s->bytes, plural(s->bytes, "byte", "bytes"),
 	       s->entries ? (double)s->bytes / (double)s->entries : 0.0);

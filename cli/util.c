@@ -461,6 +461,13 @@ uint32_t entry_expiry(const uint8_t *entry)
 
 /* --------------------------------------------------------------- progress */
 
+int entry_state(uint32_t expiry, uint32_t now)
+{
+	int32_t left = (int32_t)(expiry - now);
+	return left > 0 ? ENTRY_LIVE : -(int64_t)left < DNSNAP_STALE_MAX ? ENTRY_STALE
+								       : ENTRY_EXPIRED;
+}
+
 static double seconds(void)
 {
 	struct timespec ts;

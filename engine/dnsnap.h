@@ -72,6 +72,12 @@ typedef struct dnsnap_answer_opts {
 /** The stale TTL of RFC 8767 section 4. */
 #define DNSNAP_STALE_TTL 30
 
+/** The longest a stale window may be (RFC 8767 advises 1 to 3 days, at most 7):
+ * an entry expired less than this long ago may still be served stale by a
+ * cache that serves stale, and is "stale" to the tool; one expired longer ago
+ * is never served. */
+#define DNSNAP_STALE_MAX 604800
+
 /**
  * Build the response to @p q from an entry, into @p out. No allocation, no
  * system call; @p entry may be anywhere (heap, mapped snapshot) and is only

@@ -254,6 +254,14 @@ start st2 "$S4" --upstream "127.0.0.1:$up" --serve-stale 3600 --upstream-timeout
 ok_if "--serve-stale: an entry expired before the restart is served stale, upstream silent" \
 	sh -c "dig @127.0.0.1 -p $sport +tries=1 +time=3 old.ctl.test A | grep -q 'EDE: 3'"
 stop "$spid"
+expect "info: the stale entry counted as such" 0 "$bin" info "$S4" &&
+	out_has "stale" "stale:           1 of the expired"
+expect "dump --expired: marked stale" 0 "$bin" dump --expired "$S4" &&
+	out_has "the mark" "(stale)"
+expect "dump --json --expired: state stale" 0 "$bin" dump --json --expired "$S4" &&
+	out_has "the state" '"state":"stale"'
+expect "stats: stale among the expired" 0 "$bin" stats "$S4" &&
+	out_has "the count" "1 of them stale"
 S5=$T/n.snap
 upstream "mode=answer ttl=2"
 start st3 "$S5" --upstream "127.0.0.1:$up" --upstream-timeout 200 --upstream-tries 1 || exit 1
