@@ -137,7 +137,8 @@ CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # packet handler: serve test; the JSON writer, options and times: cli test) and the
 # ingest library (capture and unbound tests).
 HELP_SRC   = $(filter-out tests/helpers/mk%.c tests/helpers/l2drive.c,$(wildcard tests/helpers/*.c)) cli/print.c \
-	     cli/serve/serve_reply.c cli/serve/serve_miss.c cli/json.c cli/opt.c cli/util.c
+	     cli/serve/serve_reply.c cli/serve/serve_miss.c cli/json.c cli/opt.c cli/report.c \
+	     cli/snapfile.c cli/outfile.c cli/filter.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC)) $(BUILD)/libdnsnap-ingest.a
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))

@@ -1,7 +1,10 @@
 /*
  * cli.h: what the commands share: error reporting, argument parsing, opening
  * a snapshot, progress on a terminal. The commands use only the public
- * header (dnsnap.h).
+ * headers (dnsnap.h, and l2.h for Redis). By file, each depending only on
+ * those above it: report.c (messages, progress), opt.c (options, numbers,
+ * times), filter.c (the filters, over print.c's names), snapfile.c (a
+ * snapshot opened, scanned, published), outfile.c (outputs and inputs).
  */
 #ifndef DNSNAP_CLI_H
 #define DNSNAP_CLI_H

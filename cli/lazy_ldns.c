@@ -1,5 +1,5 @@
 /*
- * lazy_ldns.c: the ldns functions the tool calls (cli/print.c, cli/util.c,
+ * lazy_ldns.c: the ldns functions the tool calls (cli/print.c, cli/filter.c,
  * engine/ingest/unbound.c), opened at their first call (lazy.h). A function
  * newly called there is added here, or the tool's link fails.
  */

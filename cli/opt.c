@@ -196,3 +196,34 @@ void time_iso(uint32_t t, char out[21])
 	gmtime_r(&tt, &tm);
 	strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
+
+int number(const char *cmd, const char *opt, const char *v, unsigned long long max,
+	   unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || *end || v[0] == '-' || v[0] == 0 || x > max)
+		return fail(cmd, NULL, "%s: not a number up to %llu: %s", opt, max, v);
+	*out = x;
+	return 0;
+}
+
+int hex_tag(const char *h, uint8_t *tag, size_t *len)
+{
+	size_t n = strlen(h);
+	if (n % 2 || n / 2 > DNSNAP_TAG_MAX)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f') ||
+		      (h[i] >= 'A' && h[i] <= 'F')))
+			return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(h + 2 * i, "%2x", &v) != 1)
+			return -1;
+		tag[i] = (uint8_t)v;
+	}
+	*len = n / 2;
+	return 0;
+}
