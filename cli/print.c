@@ -424,85 +424,11 @@ static int rd_loc(FILE *f, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/*
- * The rdata of @p type as dig 9.18 prints it, for the types where ldns's
- * presentation differs: 1 printed, 0 not one of them, -1 the rdata does
- * not read (the caller then prints RFC 3597's form).
- */
-static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
+/* rdata_dig()'s second half: CERT, APL, DOA, ATMA, A6, NXT, SINK, NSAP-PTR */
+static int rdata_dig_old(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 {
 	size_t used;
 	switch (type) {
-	case 64: /* SVCB */
-	case 65: /* HTTPS */
-		return rd_svcb(f, p, n) == 0 ? 1 : -1;
-	case 29: /* LOC */
-		return rd_loc(f, p, n) == 0 ? 1 : -1;
-	case 11: /* WKS: the protocol and ports as numbers */
-		if (n < 5)
-			return -1;
-		addr_text(f, AF_INET, p, 4);
-		fprintf(f, " %u", p[4]);
-		for (size_t i = 5; i < n; i++)
-			for (int b = 0; b < 8; b++)
-				if (p[i] & 0x80 >> b)
-					fprintf(f, " %zu", (i - 5) * 8 + (size_t)b);
-		return 1;
-	case 104: /* NID */
-	case 106: /* L64: groups of 16 bits without leading zeros */
-		if (n != 10)
-			return -1;
-		fprintf(f, "%u %x:%x:%x:%x", dnsnap_load_be16(p), dnsnap_load_be16(p + 2),
-			dnsnap_load_be16(p + 4), dnsnap_load_be16(p + 6), dnsnap_load_be16(p + 8));
-		return 1;
-	case 55: { /* HIP: the HIT in upper case */
-		if (n < 4 || 4 + (size_t)p[0] + dnsnap_load_be16(p + 2) > n)
-			return -1;
-		size_t hl = p[0], kl = dnsnap_load_be16(p + 2);
-		fprintf(f, "%u ", p[1]);
-		for (size_t i = 0; i < hl; i++)
-			fprintf(f, "%02X", p[4 + i]);
-		fputc(' ', f);
-		b64_text(f, p + 4 + hl, kl, 0);
-		for (size_t at = 4 + hl + kl; at < n; at += used) {
-			fputc(' ', f);
-			if (rd_name(f, p + at, n - at, &used) != 0)
-				return -1;
-		}
-		return 1;
-	}
-	case 56:  /* NINFO */
-	case 258: /* AVC */
-	case 261: /* RESINFO */
-	case 262: /* WALLET */
-		return rd_strings(f, p, n) == 0 ? 1 : -1;
-	case 57: /* RKEY, as DNSKEY */
-		if (n < 4)
-			return -1;
-		fprintf(f, "%u %u %u ", dnsnap_load_be16(p), p[2], p[3]);
-		b64_text(f, p + 4, n - 4, 1);
-		return 1;
-	case 32768: /* TA, as DS */
-		if (n < 4)
-			return -1;
-		fprintf(f, "%u %u %u ", dnsnap_load_be16(p), p[2], p[3]);
-		hex_words(f, p + 4, n - 4);
-		return 1;
-	case 260: { /* AMTRELAY */
-		if (n < 2)
-			return -1;
-		unsigned t = p[1] & 0x7f;
-		fprintf(f, "%u %u %u ", p[0], p[1] >> 7, t);
-		if (t == 0 && n == 2)
-			fputc('.', f);
-		else if (t == 1 && n == 6)
-			addr_text(f, AF_INET, p + 2, 4);
-		else if (t == 2 && n == 18)
-			addr_text(f, AF_INET6, p + 2, 16);
-		else if (t != 3 || rd_name(f, p + 2, n - 2, &used) != 0 || 2 + used != n)
-			return -1;
-		return 1;
-	}
 	case 37: { /* CERT: the algorithm by its name */
 		if (n < 5)
 			return -1;
@@ -595,6 +521,89 @@ static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
 		return rd_name(f, p, n, &used) == 0 && used == n ? 1 : -1;
 	}
 	return 0;
+}
+
+/*
+ * The rdata of @p type as dig 9.18 prints it, for the types where ldns's
+ * presentation differs: 1 printed, 0 not one of them, -1 the rdata does
+ * not read (the caller then prints RFC 3597's form).
+ */
+static int rdata_dig(FILE *f, uint16_t type, const uint8_t *p, size_t n)
+{
+	size_t used;
+	switch (type) {
+	case 64: /* SVCB */
+	case 65: /* HTTPS */
+		return rd_svcb(f, p, n) == 0 ? 1 : -1;
+	case 29: /* LOC */
+		return rd_loc(f, p, n) == 0 ? 1 : -1;
+	case 11: /* WKS: the protocol and ports as numbers */
+		if (n < 5)
+			return -1;
+		addr_text(f, AF_INET, p, 4);
+		fprintf(f, " %u", p[4]);
+		for (size_t i = 5; i < n; i++)
+			for (int b = 0; b < 8; b++)
+				if (p[i] & 0x80 >> b)
+					fprintf(f, " %zu", (i - 5) * 8 + (size_t)b);
+		return 1;
+	case 104: /* NID */
+	case 106: /* L64: groups of 16 bits without leading zeros */
+		if (n != 10)
+			return -1;
+		fprintf(f, "%u %x:%x:%x:%x", dnsnap_load_be16(p), dnsnap_load_be16(p + 2),
+			dnsnap_load_be16(p + 4), dnsnap_load_be16(p + 6), dnsnap_load_be16(p + 8));
+		return 1;
+	case 55: { /* HIP: the HIT in upper case */
+		if (n < 4 || 4 + (size_t)p[0] + dnsnap_load_be16(p + 2) > n)
+			return -1;
+		size_t hl = p[0], kl = dnsnap_load_be16(p + 2);
+		fprintf(f, "%u ", p[1]);
+		for (size_t i = 0; i < hl; i++)
+			fprintf(f, "%02X", p[4 + i]);
+		fputc(' ', f);
+		b64_text(f, p + 4 + hl, kl, 0);
+		for (size_t at = 4 + hl + kl; at < n; at += used) {
+			fputc(' ', f);
+			if (rd_name(f, p + at, n - at, &used) != 0)
+				return -1;
+		}
+		return 1;
+	}
+	case 56:  /* NINFO */
+	case 258: /* AVC */
+	case 261: /* RESINFO */
+	case 262: /* WALLET */
+		return rd_strings(f, p, n) == 0 ? 1 : -1;
+	case 57: /* RKEY, as DNSKEY */
+		if (n < 4)
+			return -1;
+		fprintf(f, "%u %u %u ", dnsnap_load_be16(p), p[2], p[3]);
+		b64_text(f, p + 4, n - 4, 1);
+		return 1;
+	case 32768: /* TA, as DS */
+		if (n < 4)
+			return -1;
+		fprintf(f, "%u %u %u ", dnsnap_load_be16(p), p[2], p[3]);
+		hex_words(f, p + 4, n - 4);
+		return 1;
+	case 260: { /* AMTRELAY */
+		if (n < 2)
+			return -1;
+		unsigned t = p[1] & 0x7f;
+		fprintf(f, "%u %u %u ", p[0], p[1] >> 7, t);
+		if (t == 0 && n == 2)
+			fputc('.', f);
+		else if (t == 1 && n == 6)
+			addr_text(f, AF_INET, p + 2, 4);
+		else if (t == 2 && n == 18)
+			addr_text(f, AF_INET6, p + 2, 16);
+		else if (t != 3 || rd_name(f, p + 2, n - 2, &used) != 0 || 2 + used != n)
+			return -1;
+		return 1;
+	}
+	}
+	return rdata_dig_old(f, type, p, n);
 }
 
 /* @p raw: the rdata as received, when the caller has it (ldns misreads

@@ -38,11 +38,16 @@
 #    restart:
 #      dnsnap, dnsdist, unbound, kresd: SIGTERM, wait until the process is
 #      gone (dnsnap publishes SNAP on SIGTERM), start it again at once;
-#      dnsnap-deploy: start the new dnsnap (SO_REUSEPORT, the same address),
-#      wait for its "ready" log line, SIGTERM the old one and wait until it is
-#      gone (it hands new queries to the new one, answers those it holds,
-#      publishes SNAP); the new one takes that snapshot in by itself (it
-#      watches SNAP, within a second).
+#      dnsnap-deploy: first the old dnsnap publishes (SIGUSR2, its periodic
+#      snapshot) and then learns a fifth of the names it had never been asked
+#      (every fifth, spread over the popularity ranks; dnsnap's other runs
+#      leave them out): in memory, not in SNAP; then the stream over every
+#      name, and the restart: start the new dnsnap (SO_REUSEPORT, the same
+#      address; it asks the old one to publish before it maps SNAP), wait for
+#      its "ready" log line, SIGTERM the old one and wait until it is gone (it
+#      hands new queries to the new one, answers those it holds, publishes
+#      SNAP); the new one takes that snapshot in by itself (it watches SNAP,
+#      within a second).
 #    Hit ratio, the same way for all: tcpdump counts the queries (QR = 0,
 #    `udp[10] & 0x80 = 0`) that reach the component behind the restarted one
 #    (dnsnap, dnsdist: Unbound's port; Unbound, kresd: NSD's port), per second,
@@ -119,9 +124,11 @@ cpu_ticks() {
 }
 hz=$(getconf CLK_TCK)
 now() { date +%s.%N; }
-# Every name once, one dnsperf pass: prints "noerror total"
+# Every name (of FILE, default all of them) once, one dnsperf pass: prints
+# "noerror total"
 pass() {
-	dnsperf -s 127.0.0.1 -p "$2" -d "$tmp/queries" -e -n 1 -c 4 -T 1 -q 100 >"$log/$1.txt" 2>&1 || true
+	dnsperf -s 127.0.0.1 -p "$2" -d "${3:-$tmp/queries}" -e -n 1 -c 4 -T 1 -q 100 \
+		>"$log/$1.txt" 2>&1 || true
 	c=$(sed -n 's/^ *Response codes:.*NOERROR \([0-9]*\) .*/\1/p' "$log/$1.txt")
 	t=$(sed -n 's/^ *Queries sent: *\([0-9]*\).*/\1/p' "$log/$1.txt")
 	echo "${c:-0} ${t:-0}"
@@ -155,6 +162,12 @@ say "$date_utc, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $names nam
 # ---------------------------------------------------------------- servers
 AUTH=$(free_port)
 "$build/peers_mkzone" "$names" "$tmp/root.zone" "$tmp/queries"
+# dnsnap learns every fifth name (spread over the popularity ranks) only
+# after its last publish, just before the two-process deploy: the deploy is
+# warm with them only if the new process gets what the old one learnt since
+# (it asks it to publish first); dnsnap's other runs use the rest
+awk 'NR % 5 == 0' "$tmp/queries" >"$tmp/late"
+awk 'NR % 5 != 0' "$tmp/queries" >"$tmp/early"
 nsd_start "." "$tmp/root.zone" "$AUTH" "$log/nsd.log" . SOA
 say "NSD serves $(wc -l <"$tmp/root.zone") zone lines on port $AUTH"
 
@@ -276,8 +289,8 @@ start_dnsnap() {
 if has_dnsnap; then
 	start_dnsnap
 	wait_line "$log/dnsnap-$dn_n.log" "ready: answering" "$dn_pid"
-	set -- $(pass dnsnap-warm "$DN")
-	say "dnsnap on port $DN: $1/$names NOERROR while warming"
+	set -- $(pass dnsnap-warm "$DN" "$tmp/early")
+	say "dnsnap on port $DN: $1/$2 NOERROR while warming (all but the late fifth)"
 	# SNAP as the periodic snapshot (--snapshot-every) would leave it: published
 	# once the cache is warm, so that a new process of a deploy starts warm
 	# even when run without the plain restart before it
@@ -303,7 +316,9 @@ while [ $r -le "$rounds" ]; do
 		dnsdist) port=$DD sp=$dd_pid ;;
 		esac
 		c0=$(cpu_ticks $sp)
-		dnsperf -s 127.0.0.1 -p "$port" -d "$tmp/queries" -e -c 4 -T 1 -q 200 -l "$secs" \
+		qf=$tmp/queries
+		[ "$n" = dnsnap ] && qf=$tmp/early # all cached: its hit throughput too
+		dnsperf -s 127.0.0.1 -p "$port" -d "$qf" -e -c 4 -T 1 -q 200 -l "$secs" \
 			>"$log/$n-steady-$r.txt" 2>&1 || true
 		c1=$(cpu_ticks $sp)
 		f=$log/$n-steady-$r.txt
@@ -319,10 +334,11 @@ while [ $r -le "$rounds" ]; do
 done
 
 # ---------------------------------------------------------------- 2. restarts
-# run NAME PORT CAPTURE_PORT: the stream through PORT, the restart (restart_NAME)
-# at t = 0, tcpdump on CAPTURE_PORT; $runs/NAME.jsonl, NAME.pcap, NAME.env.
+# run NAME PORT CAPTURE_PORT [QUERIES]: the stream through PORT over QUERIES
+# (default every name), the restart (restart_NAME) at t = 0, tcpdump on
+# CAPTURE_PORT; $runs/NAME.jsonl, NAME.pcap, NAME.env.
 run() {
-	n=$1 port=$2 cport=$3
+	n=$1 port=$2 cport=$3 qfile=${4:-$tmp/queries}
 	tcpdump -i lo -B 65536 -w "$runs/$n.pcap" "udp dst port $cport and udp[10] & 0x80 = 0" \
 		2>"$log/tcpdump-$n.log" &
 	td=$!
@@ -330,7 +346,7 @@ run() {
 	wait_line "$log/tcpdump-$n.log" 'listening on'
 	u0=$(udp_errors)
 	origin=$(awk -v t="$(now)" -v p="$pre" 'BEGIN{printf "%.3f", t + p}')
-	"$build/deploy_zipfload" 127.0.0.1 "$port" "$tmp/queries" -r "$rate" -l $((pre + post)) \
+	"$build/deploy_zipfload" 127.0.0.1 "$port" "$qfile" -r "$rate" -l $((pre + post)) \
 		-o "$origin" >"$runs/$n.jsonl" 2>"$log/zipfload-$n.log" &
 	zl=$!
 	pids="$pids $zl"
@@ -374,6 +390,14 @@ restart_dnsnap() {
 	down_ms=$(ms_since "$a")
 	wait_line "$log/dnsnap-$dn_n.log" "ready: answering" "$dn_pid"
 }
+# Before the deploy: the periodic publish, then names learnt after it (the
+# late fifth), which the new process must get from the old one.
+teach_late() {
+	kill -USR2 "$dn_pid"
+	wait_line "$log/dnsnap-$dn_n.log" "published (SIGUSR2)" "$dn_pid"
+	set -- $(pass dnsnap-late "$DN" "$tmp/late")
+	say "dnsnap-deploy: published, then learnt $1/$2 more names (not in SNAP)"
+}
 restart_dnsnap_deploy() {
 	old=$dn_pid
 	a=$(now)
@@ -407,8 +431,8 @@ restart_kresd() {
 for n in dnsnap dnsnap-deploy dnsdist unbound kresd; do
 	has $n || continue
 	case $n in
-	dnsnap) run dnsnap "$DN" "$UB" ;;
-	dnsnap-deploy) run dnsnap-deploy "$DN" "$UB" ;;
+	dnsnap) run dnsnap "$DN" "$UB" "$tmp/early" ;;
+	dnsnap-deploy) teach_late && run dnsnap-deploy "$DN" "$UB" ;;
 	dnsdist) run dnsdist "$DD" "$UB" ;;
 	unbound) run unbound "$UB" "$AUTH" ;;
 	kresd) run kresd "$KR" "$AUTH" ;;

@@ -994,44 +994,16 @@ static int find_group(const xgroup_t *gs, size_t n, unsigned section, const uint
 	return -1;
 }
 
-static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
-			size_t entry_len)
+/* The entry's records into x->rrs, TTLs aged by @p age. @return how many,
+ * -1 when they do not read, DNSNAP_ENOMEM */
+static long export_rrs(exporter_t *x, const uint8_t *entry, size_t entry_len,
+		       const dnsnap_key_t *k, uint32_t age)
 {
-	exporter_t *x = arg;
-	x->st->entries++;
-	dnsnap_key_t k;
-	dnsnap_hdr_t h;
-	/* the scan handed over a checked key and entry (Value_Check, validation) */
-	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
-	    dnsnap_entry_header(entry, entry_len, &h, NULL) != DNSNAP_OK) {
-		x->st->bad++;
-		return 0;
-	}
-	int32_t left = (int32_t)(h.expiry - x->now);
-	if (left <= 0) {
-		x->st->expired++;
-		return 0;
-	}
-	if (k.flags & DNSNAP_KF_CD) {
-		x->st->cd++;
-		return 0;
-	}
-	if (k.tag_len) {
-		x->st->tagged++;
-		return 0;
-	}
-	int32_t age32 = (int32_t)(x->now - h.inception);
-	uint32_t age = age32 > 0 ? (uint32_t)age32 : 0;
-	int secure = !!(h.flags & DNSNAP_EF_AUTH);
-
-	/* the records, then the groups: RRsets first, RRSIGs joined to theirs */
 	dnsnap_iter_t it;
 	dnsnap_rr_t rr;
-	size_t n = 0, ng = 0;
-	if (dnsnap_iter_init(&it, entry, entry_len, k.name, k.name_len) != DNSNAP_OK) {
-		x->st->bad++;
-		return 0;
-	}
+	size_t n = 0;
+	if (dnsnap_iter_init(&it, entry, entry_len, k->name, k->name_len) != DNSNAP_OK)
+		return -1;
 	int got;
 	while ((got = dnsnap_iter_next(&it, &rr)) == 1) {
 		if (grow(&x->rrs, &x->caprrs, n, 1, sizeof *x->rrs)) {
@@ -1050,10 +1022,14 @@ static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uin
 		e->section = (uint8_t)rr.section;
 		e->group = -1;
 	}
-	if (got < 0) {
-		x->st->bad++;
-		return 0;
-	}
+	return got < 0 ? -1 : (long)n;
+}
+
+/* The @p n records in groups: RRsets first, RRSIGs joined to theirs.
+ * @return how many groups, or DNSNAP_ENOMEM */
+static long export_groups(exporter_t *x, size_t n)
+{
+	size_t ng = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n; i++) {
 			xrr_t *e = &x->rrs[i];
@@ -1086,8 +1062,15 @@ static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uin
 			e->group = g;
 		}
 	}
+	return (long)ng;
+}
 
-	/* the message, in section order as the groups were made */
+/* The message of @p n records in @p ng groups, in section order as the
+ * groups were made. @return 0 or DNSNAP_ENOMEM */
+static int export_message(exporter_t *x, const dnsnap_key_t *k, const dnsnap_hdr_t *h,
+			  uint32_t left, size_t n, size_t ng)
+{
+	int secure = !!(h->flags & DNSNAP_EF_AUTH);
 	if (grow(&x->msgs, &x->capmsgs, x->nmsgs, 1, sizeof *x->msgs) ||
 	    grow(&x->refs, &x->caprefs, x->nrefs, ng, sizeof *x->refs)) {
 		x->oom = 1;
@@ -1096,13 +1079,13 @@ static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uin
 	xmsg_t *m = &x->msgs[x->nmsgs];
 	memset(m, 0, sizeof *m);
 	m->refs = x->nrefs;
-	m->ttl = (uint32_t)left;
-	m->qtype = k.qtype;
-	m->qclass = k.qclass;
-	m->flags = (uint16_t)(HDR_QR | HDR_RA | dnsnap_hdr_rcode(&h));
+	m->ttl = left;
+	m->qtype = k->qtype;
+	m->qclass = k->qclass;
+	m->flags = (uint16_t)(HDR_QR | HDR_RA | dnsnap_hdr_rcode(h));
 	m->secure = (uint8_t)secure;
-	m->name_len = (uint8_t)k.name_len;
-	memcpy(m->name, k.name, k.name_len);
+	m->name_len = (uint8_t)k->name_len;
+	memcpy(m->name, k->name, k->name_len);
 	for (unsigned sec = DNSNAP_SEC_ANSWER; sec <= DNSNAP_SEC_ADDITIONAL; sec++) {
 		for (size_t g = 0; g < ng; g++) {
 			const xgroup_t *gr = &x->groups[g];
@@ -1112,7 +1095,7 @@ static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uin
 				x->st->dropped++;
 				continue;
 			}
-			long si = add_group(x, gr, (int)g, n, h.inception, secure);
+			long si = add_group(x, gr, (int)g, n, h->inception, secure);
 			if (si < 0) {
 				x->oom = 1;
 				return DNSNAP_ENOMEM;
@@ -1128,6 +1111,44 @@ static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uin
 	}
 	x->nmsgs++;
 	return 0;
+}
+
+static int export_entry(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+			size_t entry_len)
+{
+	exporter_t *x = arg;
+	x->st->entries++;
+	dnsnap_key_t k;
+	dnsnap_hdr_t h;
+	/* the scan handed over a checked key and entry (Value_Check, validation) */
+	if (dnsnap_key_decode(key, key_len, &k, NULL) != DNSNAP_OK ||
+	    dnsnap_entry_header(entry, entry_len, &h, NULL) != DNSNAP_OK) {
+		x->st->bad++;
+		return 0;
+	}
+	int32_t left = (int32_t)(h.expiry - x->now);
+	if (left <= 0) {
+		x->st->expired++;
+		return 0;
+	}
+	if (k.flags & DNSNAP_KF_CD) {
+		x->st->cd++;
+		return 0;
+	}
+	if (k.tag_len) {
+		x->st->tagged++;
+		return 0;
+	}
+	int32_t age32 = (int32_t)(x->now - h.inception);
+	long n = export_rrs(x, entry, entry_len, &k, age32 > 0 ? (uint32_t)age32 : 0);
+	if (n == -1) {
+		x->st->bad++;
+		return 0;
+	}
+	long ng = n < 0 ? n : export_groups(x, (size_t)n);
+	if (ng < 0)
+		return DNSNAP_ENOMEM;
+	return export_message(x, &k, &h, (uint32_t)left, (size_t)n, (size_t)ng);
 }
 
 /* One record as load_cache reads it: ldns's zone-file line, no comments. */
