@@ -156,7 +156,9 @@ def main():
               f"{meta['load_start']} at the start, {meta.get('load_end', '?')} at the end.")
     md.append(f"dnsnap {meta['v_dnsnap']}, Unbound {meta['v_unbound']}, Knot Resolver "
               f"{meta['v_kresd']}, dnsdist {meta['v_dnsdist']}, NSD {meta['v_nsd']}, "
-              f"dnsperf {meta['v_dnsperf']}. Every server 2 threads (kresd: 2 processes).")
+              f"dnsperf {meta['v_dnsperf']}. Every server 2 threads (kresd: 2 processes)."
+              + (f" dnsnap serve's extra options: {meta['dnsnap_args']}."
+                 if meta.get('dnsnap_args') else ""))
     md.append("")
     md.append("Per second of send time, t = 0 the second that starts with the restart. upstream: "
               "queries (QR = 0) reaching the component behind the server (tcpdump); hit ratio = "

@@ -10,7 +10,9 @@
 # DEPLOY_SECONDS (each steady-state dnsperf run, default 10), DEPLOY_ROUNDS
 # (default 3), DEPLOY_SYSTEMS (default "dnsnap dnsnap-deploy dnsdist unbound
 # kresd"; dnsnap's are left out when this dnsnap serve has no --upstream),
-# DEPLOY_OUT (results and logs, default BUILD/deploy).
+# DEPLOY_OUT (results and logs, default BUILD/deploy), DEPLOY_DNSNAP_ARGS (more
+# options of every dnsnap serve: --deploy-wait 0 shows a deploy that does not
+# ask the old process to publish first).
 #
 # The servers, all on 127.0.0.1, each with 2 threads (or 2 processes):
 #   NSD       authoritative for the bench zone: NAMES names of the Big Pineapple
@@ -155,6 +157,7 @@ v_kresd=$(kresd --version | sed -n 's/.*version //p')
 v_dnsdist=$(dnsdist --version 2>&1 | sed -n 's/^dnsdist \([^ ]*\).*/\1/p')
 v_nsd=$(nsd -v 2>&1 | sed -n 's/^NSD version //p')
 v_dnsperf=$(dnsperf -h 2>&1 | sed -n 's/^Version //p')
+dnsnap_args=${DEPLOY_DNSNAP_ARGS:-}
 EOF
 say "$date_utc, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $names names," \
 	"$rate q/s; servers: $systems"
@@ -281,8 +284,9 @@ snap=$tmp/dnsnap.snap
 dn_n=0
 start_dnsnap() {
 	dn_n=$((dn_n + 1))
+	# shellcheck disable=SC2086 # DEPLOY_DNSNAP_ARGS: words
 	"$build/dnsnap" serve "$snap" --listen "127.0.0.1:$DN" --upstream "127.0.0.1:$UB" \
-		--threads 2 2>"$log/dnsnap-$dn_n.log" &
+		--threads 2 ${DEPLOY_DNSNAP_ARGS:-} 2>"$log/dnsnap-$dn_n.log" &
 	dn_pid=$!
 	pids="$pids $dn_pid"
 }
