@@ -1193,8 +1193,9 @@ int print_dns_message_note(FILE *f, const uint8_t *wire, size_t len, uint32_t wh
 		opcode_name(flags >> 11 & 15, b1, sizeof b1),
 		print_rcode(ext << 4 | (flags & 15), b2, sizeof b2), dnsnap_load_be16(wire));
 	static const struct { unsigned bit; const char *name; } fl[] = {
-		{ 0x8000, "qr" }, { 0x0400, "aa" }, { 0x0200, "tc" }, { 0x0100, "rd" },
-		{ 0x0080, "ra" }, { 0x0020, "ad" }, { 0x0010, "cd" },
+		{ DNSNAP_WIRE_QR, "qr" }, { DNSNAP_WIRE_AA, "aa" }, { DNSNAP_WIRE_TC, "tc" },
+		{ DNSNAP_WIRE_RD, "rd" }, { DNSNAP_WIRE_RA, "ra" }, { DNSNAP_WIRE_AD, "ad" },
+		{ DNSNAP_WIRE_CD, "cd" },
 	};
 	fputs(";; flags:", f);
 	for (size_t i = 0; i < sizeof fl / sizeof *fl; i++)
@@ -1319,14 +1320,14 @@ int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 	jw_init(&j, f);
 	jw_obj(&j);
 	jw_ku64(&j, "ID", dnsnap_load_be16(wire));
-	jw_kbool(&j, "QR", flags & 0x8000);
+	jw_kbool(&j, "QR", flags & DNSNAP_WIRE_QR);
 	jw_ku64(&j, "Opcode", flags >> 11 & 15);
-	jw_kbool(&j, "AA", flags & 0x0400);
-	jw_kbool(&j, "TC", flags & 0x0200);
-	jw_kbool(&j, "RD", flags & 0x0100);
-	jw_kbool(&j, "RA", flags & 0x0080);
-	jw_kbool(&j, "AD", flags & 0x0020);
-	jw_kbool(&j, "CD", flags & 0x0010);
+	jw_kbool(&j, "AA", flags & DNSNAP_WIRE_AA);
+	jw_kbool(&j, "TC", flags & DNSNAP_WIRE_TC);
+	jw_kbool(&j, "RD", flags & DNSNAP_WIRE_RD);
+	jw_kbool(&j, "RA", flags & DNSNAP_WIRE_RA);
+	jw_kbool(&j, "AD", flags & DNSNAP_WIRE_AD);
+	jw_kbool(&j, "CD", flags & DNSNAP_WIRE_CD);
 	jw_ku64(&j, "RCODE", flags & 15);
 	jw_ku64(&j, "QDCOUNT", dnsnap_load_be16(wire + 4));
 	jw_ku64(&j, "ANCOUNT", dnsnap_load_be16(wire + 6));
@@ -1361,7 +1362,7 @@ int print_dns_json(FILE *f, const uint8_t *wire, size_t len)
 			const ldns_rdf *o = ldns_pkt_edns_data(pkt);
 			uint32_t ttl = (uint32_t)ldns_pkt_edns_extended_rcode(pkt) << 24 |
 				       (uint32_t)ldns_pkt_edns_version(pkt) << 16 |
-				       (ldns_pkt_edns_do(pkt) ? 0x8000u : 0) | ldns_pkt_edns_z(pkt);
+				       (ldns_pkt_edns_do(pkt) ? DNSNAP_EDNS_DO : 0) | ldns_pkt_edns_z(pkt);
 			jw_obj(&j);
 			jw_kstr(&j, "NAME", ".");
 			jw_ku64(&j, "TYPE", 41);

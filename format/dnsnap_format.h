@@ -220,6 +220,60 @@ static inline void dnsnap_store_be32(uint8_t *p, uint32_t v)
 	dnsnap_store_be16(p + 2, (uint16_t)v);
 }
 
+/* ---------------------------------------------------------- DNS wire */
+
+/*
+ * The DNS message's vocabulary, named once for the whole tree (RFC 1035
+ * section 4.1, RFC 6891, RFC 4035). Header flags are bits of the 16-bit word
+ * at offset 2 (dnsnap_load_be16(msg + 2)).
+ */
+#define DNSNAP_WIRE_HDR_LEN  12
+#define DNSNAP_WIRE_QR       0x8000u
+#define DNSNAP_WIRE_OPCODE   0x7800u  /* bits 11-14; QUERY is 0 */
+#define DNSNAP_WIRE_AA       0x0400u
+#define DNSNAP_WIRE_TC       0x0200u
+#define DNSNAP_WIRE_RD       0x0100u
+#define DNSNAP_WIRE_RA       0x0080u
+#define DNSNAP_WIRE_AD       0x0020u
+#define DNSNAP_WIRE_CD       0x0010u
+#define DNSNAP_WIRE_RCODE    0x000fu
+#define DNSNAP_EDNS_DO       0x8000u  /* in the low 16 bits of the OPT's TTL */
+/* The UDP payload size dnsnap advertises in every OPT it writes, and the
+ * largest UDP answer it sends (DNS flag day 2020: no IP fragmentation). */
+#define DNSNAP_EDNS_SIZE     1232
+
+#define DNSNAP_RCODE_NOERROR  0
+#define DNSNAP_RCODE_FORMERR  1
+#define DNSNAP_RCODE_SERVFAIL 2
+#define DNSNAP_RCODE_NXDOMAIN 3
+#define DNSNAP_RCODE_NOTIMP   4
+#define DNSNAP_RCODE_REFUSED  5
+#define DNSNAP_RCODE_BADVERS  16   /* extended: 4 bits in the header, 8 in the OPT */
+
+#define DNSNAP_TYPE_A      1
+#define DNSNAP_TYPE_NS     2
+#define DNSNAP_TYPE_CNAME  5
+#define DNSNAP_TYPE_SOA    6
+#define DNSNAP_TYPE_PTR    12
+#define DNSNAP_TYPE_TXT    16
+#define DNSNAP_TYPE_AAAA   28
+#define DNSNAP_TYPE_DNAME  39
+#define DNSNAP_TYPE_OPT    41
+#define DNSNAP_TYPE_DS     43
+#define DNSNAP_TYPE_RRSIG  46
+#define DNSNAP_TYPE_NSEC   47
+#define DNSNAP_TYPE_DNSKEY 48
+#define DNSNAP_TYPE_NSEC3  50
+#define DNSNAP_TYPE_TKEY   249
+#define DNSNAP_TYPE_TSIG   250
+#define DNSNAP_TYPE_IXFR   251
+#define DNSNAP_TYPE_AXFR   252
+#define DNSNAP_TYPE_ANY    255
+
+#define DNSNAP_CLASS_IN    1
+#define DNSNAP_CLASS_CH    3
+#define DNSNAP_CLASS_ANY   255
+
 /* ---------------------------------------------------------------- limits */
 
 #define DNSNAP_NAME_MAX     255     /* wire name, root label included */
@@ -477,7 +531,7 @@ int dnsnap_type_has_names(uint16_t type);
 /** RRSIG, NSEC, NSEC3: the records sent only to clients that set DO. */
 static inline int dnsnap_type_is_dnssec(uint16_t type)
 {
-	return type == 46 || type == 47 || type == 50;
+	return type == DNSNAP_TYPE_RRSIG || type == DNSNAP_TYPE_NSEC || type == DNSNAP_TYPE_NSEC3;
 }
 
 /** "1.0": the format version this library reads and writes. */

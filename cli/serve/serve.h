@@ -15,7 +15,7 @@
 /** The largest UDP reply: the DNS Flag Day 2020 size, the size we advertise
  * in our OPT, and the default max-udp-size of BIND and Unbound. A client
  * that offers more still gets at most this over UDP (then TC and TCP). */
-#define SERVE_UDP_MAX 1232
+#define SERVE_UDP_MAX DNSNAP_EDNS_SIZE
 
 /** The smallest @p cap serve_reply() takes: every error reply fits in it. */
 #define SERVE_REPLY_MIN 512

@@ -28,21 +28,9 @@
 
 #include "serve.h"
 
-#define HDR_LEN 12
-#define F_QR 0x8000u
-#define F_OPCODE 0x7800u
-#define F_RD 0x0100u
-#define F_RA 0x0080u
-#define F_CD 0x0010u
-#define TYPE_OPT 41
+#define HDR_LEN DNSNAP_WIRE_HDR_LEN
 #define OPT_EDE 15             /* RFC 8914 */
-#define OUR_UDP_SIZE 1232      /* as the engine's default our_udp_size */
 
-#define RCODE_FORMERR 1
-#define RCODE_SERVFAIL 2
-#define RCODE_NOTIMP 4
-#define RCODE_REFUSED 5
-#define RCODE_BADVERS 16       /* extended: 4 bits in the header, 8 in the OPT */
 
 
 /* What an error reply echoes of a query. */
@@ -58,27 +46,23 @@ static void probe(const uint8_t *m, size_t len, struct probe *p)
 	memset(p, 0, sizeof *p);
 	if (dnsnap_load_be16(m + 4) != 1)
 		return;
-	size_t i = HDR_LEN;
-	for (;;) { /* plain labels only: a query's name has nothing to point back to */
-		if (i >= len || (m[i] & 0xc0) != 0)
-			return;
-		if (m[i] == 0)
-			break;
-		i += 1 + (size_t)m[i];
-		if (i - HDR_LEN + 1 > DNSNAP_NAME_MAX)
-			return;
-	}
+	/* plain labels only: a query's name has nothing to point back to */
+	int nl = len < HDR_LEN ? -1 : dnsnap_name_len(m + HDR_LEN, len - HDR_LEN);
+	if (nl < 0)
+		return;
+	size_t i = HDR_LEN + (size_t)nl - 1; /* at the root label */
 	if (len - i < 5)
 		return;
 	p->qend = i + 5;
 	size_t o = p->qend;
 	if (dnsnap_load_be16(m + 6) != 0 || dnsnap_load_be16(m + 8) != 0 ||
 	    dnsnap_load_be16(m + 10) == 0 || len - o < 11 || m[o] != 0 ||
-	    dnsnap_load_be16(m + o + 1) != TYPE_OPT || len - o - 11 < dnsnap_load_be16(m + o + 9))
+	    dnsnap_load_be16(m + o + 1) != DNSNAP_TYPE_OPT ||
+	    len - o - 11 < dnsnap_load_be16(m + o + 9))
 		return;
 	p->edns = 1;
 	p->version = m[o + 6];
-	p->do_bit = (m[o + 7] & 0x80) != 0;
+	p->do_bit = (dnsnap_load_be16(m + o + 7) & DNSNAP_EDNS_DO) != 0;
 }
 
 /*
@@ -93,7 +77,8 @@ static size_t error_reply_ede(const uint8_t *m, const struct probe *p, unsigned 
 	int ede = ede_code != 0;
 	unsigned qflags = dnsnap_load_be16(m + 2);
 	dnsnap_store_be16(out, dnsnap_load_be16(m));
-	dnsnap_store_be16(out + 2, F_QR | (qflags & (F_OPCODE | F_RD | F_CD)) | F_RA | (rcode & 15));
+	unsigned kept = qflags & (DNSNAP_WIRE_OPCODE | DNSNAP_WIRE_RD | DNSNAP_WIRE_CD);
+	dnsnap_store_be16(out + 2, DNSNAP_WIRE_QR | kept | DNSNAP_WIRE_RA | (rcode & DNSNAP_WIRE_RCODE));
 	dnsnap_store_be16(out + 4, p->qend ? 1 : 0);
 	dnsnap_store_be16(out + 6, 0);
 	dnsnap_store_be16(out + 8, 0);
@@ -107,11 +92,11 @@ static size_t error_reply_ede(const uint8_t *m, const struct probe *p, unsigned 
 		const char *text = ede_text ? ede_text : "";
 		size_t tl = strlen(text), rdlen = ede ? 4 + 2 + tl : 0;
 		out[n] = 0; /* the root */
-		dnsnap_store_be16(out + n + 1, TYPE_OPT);
-		dnsnap_store_be16(out + n + 3, OUR_UDP_SIZE);
+		dnsnap_store_be16(out + n + 1, DNSNAP_TYPE_OPT);
+		dnsnap_store_be16(out + n + 3, DNSNAP_EDNS_SIZE);
 		out[n + 5] = (uint8_t)(rcode >> 4); /* EXTENDED-RCODE */
 		out[n + 6] = 0;                     /* VERSION: the one we do */
-		dnsnap_store_be16(out + n + 7, p->do_bit ? 0x8000 : 0);
+		dnsnap_store_be16(out + n + 7, p->do_bit ? DNSNAP_EDNS_DO : 0);
 		dnsnap_store_be16(out + n + 9, (unsigned)rdlen);
 		n += 11;
 		if (ede) {
@@ -160,7 +145,7 @@ int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint
 		 size_t cap, size_t *out_len, dnsnap_query_t *qp, dnsnap_lookup_t *lk)
 {
 	*out_len = 0;
-	if (len < HDR_LEN || (msg[2] & 0x80) || cap < SERVE_REPLY_MIN)
+	if (len < HDR_LEN || (dnsnap_load_be16(msg + 2) & DNSNAP_WIRE_QR) || cap < SERVE_REPLY_MIN)
 		return SERVE_DROP;
 	dnsnap_query_t *q = qp;
 	dnsnap_diag_t d;
@@ -169,7 +154,7 @@ int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint
 	if (err == DNSNAP_OK) {
 		if (in->refuse) {
 			probe(msg, len, &p);
-			*out_len = error_reply_ede(msg, &p, RCODE_REFUSED, q->edns,
+			*out_len = error_reply_ede(msg, &p, DNSNAP_RCODE_REFUSED, q->edns,
 						   q->edns ? SERVE_EDE_PROHIBITED : 0, "", out);
 			return SERVE_REFUSED;
 		}
@@ -185,21 +170,21 @@ int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint
 		/* the question parsed, so the probe finds it; and the OPT, if any */
 		probe(msg, len, &p);
 		if (err == DNSNAP_ENOTFOUND) {
-			*out_len = error_reply(msg, &p, RCODE_REFUSED, q->edns, q->edns, out);
+			*out_len = error_reply(msg, &p, DNSNAP_RCODE_REFUSED, q->edns, q->edns, out);
 			return SERVE_MISS;
 		}
-		*out_len = error_reply(msg, &p, RCODE_SERVFAIL, q->edns, 0, out);
+		*out_len = error_reply(msg, &p, DNSNAP_RCODE_SERVFAIL, q->edns, 0, out);
 		return SERVE_SERVFAIL;
 	}
 	probe(msg, len, &p);
 	switch (err) {
 	case DNSNAP_ENOTCACHE:
 		if (d.offset == 2) {
-			*out_len = error_reply(msg, &p, RCODE_NOTIMP, p.edns, 0, out);
+			*out_len = error_reply(msg, &p, DNSNAP_RCODE_NOTIMP, p.edns, 0, out);
 			return SERVE_NOTIMP;
 		}
 		if (d.offset > 10 && p.edns && p.version != 0) {
-			*out_len = error_reply(msg, &p, RCODE_BADVERS, 1, 0, out);
+			*out_len = error_reply(msg, &p, DNSNAP_RCODE_BADVERS, 1, 0, out);
 			return SERVE_BADVERS;
 		}
 		break; /* the counts: FORMERR */
@@ -207,9 +192,9 @@ int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint
 	case DNSNAP_EOPT:
 		break;
 	default:
-		*out_len = error_reply(msg, &p, RCODE_SERVFAIL, p.edns, 0, out);
+		*out_len = error_reply(msg, &p, DNSNAP_RCODE_SERVFAIL, p.edns, 0, out);
 		return SERVE_SERVFAIL;
 	}
-	*out_len = error_reply(msg, &p, RCODE_FORMERR, 0, 0, out);
+	*out_len = error_reply(msg, &p, DNSNAP_RCODE_FORMERR, 0, 0, out);
 	return SERVE_FORMERR;
 }

@@ -9,7 +9,8 @@
  *   waiter at once.
  * - The query: a fresh random ID (getrandom()), RD=1, the client's CD, the
  *   client's QTYPE and QCLASS, the name lower-cased (or, with use_0x20, each
- *   letter's case random), one OPT (payload size 1232, DO=1, no options).
+ *   letter's case random), one OPT (payload size DNSNAP_EDNS_SIZE, 1232, DO=1, no
+ *   options).
  *   Sent from a new UDP socket bound to a random port the kernel picks and
  *   connect()ed to the upstream, so that the kernel drops datagrams from any
  *   other address or port; the reply's source is checked again.
@@ -78,9 +79,8 @@ extern "C" {
 #endif
 
 #define DNSNAP_FWD_MAX_UPSTREAMS 8
-#define DNSNAP_FWD_EDNS_SIZE 1232
 /** The longest upstream query: header, a 255-byte name, type, class, the OPT. */
-#define DNSNAP_FWD_QUERY_MAX (12 + 255 + 4 + 11)
+#define DNSNAP_FWD_QUERY_MAX (DNSNAP_WIRE_HDR_LEN + DNSNAP_NAME_MAX + 4 + 11)
 
 /**
  * The latency histogram's buckets (attempt sent -> reply accepted): bucket

@@ -38,9 +38,6 @@
 #define RND_0X20 32         /* dnsnap_fwd_build_query()'s rnd: one bit per name byte */
 #define DOWN_FIRST_MS 1000u
 #define DOWN_MAX_MS 30000u
-#define F_TC 0x02           /* in the header's third byte */
-#define RCODE_NOERROR 0
-#define RCODE_NXDOMAIN 3
 
 enum { END_TIMEOUT, END_ERROR, END_RCODE, END_LOCAL };
 
@@ -469,8 +466,8 @@ static void add_latency(struct up_state *u, uint64_t us)
 static void got_reply(dnsnap_fwd_t *f, struct fq *x, const uint8_t *r, size_t n, int tcp)
 {
 	struct up_state *u = &f->up[x->up];
-	unsigned rcode = r[3] & 0x0f;
-	if (r[2] & F_TC) {
+	unsigned flags = ld16be(r + 2), rcode = flags & DNSNAP_WIRE_RCODE;
+	if (flags & DNSNAP_WIRE_TC) {
 		if (tcp) {
 			end_attempt(f, x, END_ERROR, "TCP: a reply with TC=1");
 			return;
@@ -484,7 +481,7 @@ static void got_reply(dnsnap_fwd_t *f, struct fq *x, const uint8_t *r, size_t n,
 		return;
 	}
 	health_alive(f, x);
-	if (rcode == RCODE_NOERROR || rcode == RCODE_NXDOMAIN) {
+	if (rcode == DNSNAP_RCODE_NOERROR || rcode == DNSNAP_RCODE_NXDOMAIN) {
 		INC(u->answers);
 		add_latency(u, dnsnap__fwd_now_us() - x->sent_us);
 		/* over TCP r is x->tcp_buf, which close_attempt() would free */

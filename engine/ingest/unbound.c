@@ -23,10 +23,6 @@
 #define UB_TRUST_ANS_NOAA 5
 #define UB_TRUST_VALIDATED 11
 
-#define TYPE_RRSIG 46
-#define HDR_QR 0x8000
-#define HDR_RA 0x0080
-#define HDR_AD 0x0020
 #define MSG_MAX 65535
 
 static const char *const reason_names[UB_REASONS] = {
@@ -460,11 +456,11 @@ static void set_line(reader_t *r, char *line)
 		/* the first line names the RRset, as in Unbound's load_rr() */
 		r->cur.owner_len = (uint8_t)ldns_rdf_size(o);
 		memcpy(r->cur.owner, ldns_rdf_data(o), r->cur.owner_len);
-		r->cur.type = is_sig ? TYPE_RRSIG : type;
+		r->cur.type = is_sig ? DNSNAP_TYPE_RRSIG : type;
 		r->cur.rclass = rclass;
 	}
 	if (!owner_eq(r->cur.owner, r->cur.owner_len, ldns_rdf_data(o), ldns_rdf_size(o)) ||
-	    rclass != r->cur.rclass || (is_sig ? type != TYPE_RRSIG : type != r->cur.type)) {
+	    rclass != r->cur.rclass || (is_sig ? type != DNSNAP_TYPE_RRSIG : type != r->cur.type)) {
 		ldns_rr_free(rr);
 		set_fail(r, UB_RR_MISMATCH);
 		goto done;
@@ -558,9 +554,9 @@ static size_t msg_build(reader_t *r)
 	size_t n = 12;
 	unsigned counts[3] = { 0, 0, 0 };
 	size_t ends[3] = { r->an, (size_t)r->an + r->ns, r->nrefs };
-	uint16_t flags = (uint16_t)((r->flags | HDR_QR) & ~HDR_AD);
+	uint16_t flags = (uint16_t)((r->flags | DNSNAP_WIRE_QR) & ~DNSNAP_WIRE_AD);
 	if (r->security == UB_SEC_SECURE)
-		flags |= HDR_AD;
+		flags |= DNSNAP_WIRE_AD;
 	if (n + r->qname_len + 4 > MSG_MAX)
 		return 0;
 	memcpy(o + n, r->qname, r->qname_len);
@@ -875,7 +871,7 @@ static uint32_t xset_hash(const void *sets, size_t i)
 static int rr_cmp(const void *a, const void *b)
 {
 	const xrr_t *x = *(const xrr_t *const *)a, *y = *(const xrr_t *const *)b;
-	int xs = x->type == TYPE_RRSIG, ys = y->type == TYPE_RRSIG;
+	int xs = x->type == DNSNAP_TYPE_RRSIG, ys = y->type == DNSNAP_TYPE_RRSIG;
 	if (xs != ys)
 		return xs - ys;
 	size_t n = x->rdlen < y->rdlen ? x->rdlen : y->rdlen;
@@ -907,7 +903,7 @@ static long add_group(exporter_t *x, const xgroup_t *g, int gi, size_t n, uint32
 	for (size_t i = 0; i < k; i++) {
 		const xrr_t *rr = x->order[i];
 		/* in an RRset of type RRSIG every record is a record, not a signature */
-		if (rr->type == TYPE_RRSIG && g->type != TYPE_RRSIG)
+		if (rr->type == DNSNAP_TYPE_RRSIG && g->type != DNSNAP_TYPE_RRSIG)
 			nsig++;
 		else
 			nrec++;
@@ -1018,7 +1014,7 @@ static long export_rrs(exporter_t *x, const uint8_t *entry, size_t entry_len,
 		e->ttl = rr.ttl > age ? rr.ttl - age : 0;
 		e->type = rr.type;
 		e->rclass = rr.rclass;
-		e->covered = rr.type == TYPE_RRSIG && rr.rdlen >= 2 ? (uint16_t)ld16be(rr.rdata) : 0;
+		e->covered = rr.type == DNSNAP_TYPE_RRSIG && rr.rdlen >= 2 ? (uint16_t)ld16be(rr.rdata) : 0;
 		e->section = (uint8_t)rr.section;
 		e->group = -1;
 	}
@@ -1033,14 +1029,14 @@ static long export_groups(exporter_t *x, size_t n)
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n; i++) {
 			xrr_t *e = &x->rrs[i];
-			if ((e->type == TYPE_RRSIG) != pass)
+			if ((e->type == DNSNAP_TYPE_RRSIG) != pass)
 				continue;
 			int g = -1;
 			if (pass == 1)
 				g = find_group(x->groups, ng, e->section, e->owner, e->owner_len,
 					       e->covered, e->rclass);
 			uint16_t gtype = e->type;
-			if (g < 0 || (pass == 1 && x->groups[g].type == TYPE_RRSIG))
+			if (g < 0 || (pass == 1 && x->groups[g].type == DNSNAP_TYPE_RRSIG))
 				g = find_group(x->groups, ng, e->section, e->owner, e->owner_len,
 					       gtype, e->rclass);
 			if (g < 0) {
@@ -1082,7 +1078,7 @@ static int export_message(exporter_t *x, const dnsnap_key_t *k, const dnsnap_hdr
 	m->ttl = left;
 	m->qtype = k->qtype;
 	m->qclass = k->qclass;
-	m->flags = (uint16_t)(HDR_QR | HDR_RA | dnsnap_hdr_rcode(h));
+	m->flags = (uint16_t)(DNSNAP_WIRE_QR | DNSNAP_WIRE_RA | dnsnap_hdr_rcode(h));
 	m->secure = (uint8_t)secure;
 	m->name_len = (uint8_t)k->name_len;
 	memcpy(m->name, k->name, k->name_len);
