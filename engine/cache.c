@@ -653,6 +653,16 @@ static int insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 			      const uint8_t *entry, size_t entry_len)
 {
+	/* Checked here whatever the caller did: answers trust what the cache
+	 * holds (dnsnap__answer_trusted()). */
+	dnsnap_key_t k;
+	if (c == NULL || key == NULL || entry == NULL)
+		return DNSNAP_EINVAL;
+	int err = dnsnap_key_decode(key, key_len, &k, NULL);
+	if (err == DNSNAP_OK)
+		err = dnsnap_entry_validate(entry, entry_len, NULL);
+	if (err != DNSNAP_OK)
+		return err;
 	return insert_entry(c, key, key_len, entry, entry_len, 0);
 }
 
@@ -697,8 +707,8 @@ static int mem_answer(dnsnap_cache_t *c, const dnsnap_query_t *q, const uint8_t 
 			uint32_t hits = atomic_load_explicit(&e->hits, memory_order_relaxed);
 			ao->rotate = c->o.rotate ? hits : 0;
 			ao->stale = *state == DNSNAP__STALE;
-			err = dnsnap_answer_build(q, ce_entry(e), e->entry_len, ao, out, cap,
-						  out_len);
+			err = dnsnap__answer_trusted(q, ce_entry(e), e->entry_len, ao, out, cap,
+						     out_len);
 			if (err == DNSNAP_OK) {
 				if (hits != UINT32_MAX)
 					atomic_fetch_add_explicit(&e->hits, 1, memory_order_relaxed);
@@ -719,14 +729,6 @@ int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_looku
 		return DNSNAP_EINVAL;
 	uint32_t window = lk->stale_window < DNSNAP__STALE_WINDOW_MAX ? lk->stale_window
 								      : DNSNAP__STALE_WINDOW_MAX;
-	/* the keys to try: the query's, then for CD=1 the CD=0 one */
-	uint8_t key0[DNSNAP_KEY_MAX];
-	const uint8_t *keys[2] = { q->key, key0 };
-	size_t klen[2] = { q->key_len, dnsnap__key_cd0(q, key0) };
-	unsigned nkeys = klen[1] != 0 ? 2 : 1;
-	uint64_t hk[2] = { hash_key(c->seed, q->key, q->key_len), 0 };
-	if (nkeys == 2)
-		hk[1] = hash_key(c->seed, key0, klen[1]);
 	dnsnap_answer_opts_t ao = {
 		.now = lk->now,
 		.max_size = lk->max_size,
@@ -734,18 +736,32 @@ int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_looku
 		.min_ttl = c->o.min_ttl,
 		.max_ttl = c->o.max_ttl,
 	};
+	/* The usual lookup first: the query's own key, fresh in memory. */
+	uint64_t hk[2] = { hash_key(c->seed, q->key, q->key_len), 0 };
 	enum dnsnap__expiry mem[2] = { DNSNAP__DEAD, DNSNAP__DEAD };
 	enum dnsnap__expiry low[2] = { DNSNAP__DEAD, DNSNAP__DEAD };
-	int err = DNSNAP_ENOTFOUND, tier = DNSNAP_TIER_MEMORY, locked = 0;
+	int err = mem_answer(c, q, q->key, q->key_len, hk[0], &ao, window, 0, out, cap, out_len,
+			     &mem[0]);
+	int tier = DNSNAP_TIER_MEMORY, locked = 0;
 	unsigned k = 0;
+	if (err != DNSNAP_ENOTFOUND)
+		goto done;
+	/* the keys to try: the query's, then for CD=1 the CD=0 one */
+	uint8_t key0[DNSNAP_KEY_MAX];
+	const uint8_t *keys[2] = { q->key, key0 };
+	size_t klen[2] = { q->key_len, dnsnap__key_cd0(q, key0) };
+	unsigned nkeys = klen[1] != 0 ? 2 : 1;
+	if (nkeys == 2)
+		hk[1] = hash_key(c->seed, key0, klen[1]);
 	/* Pass 0: fresh entries, memory before the lower tier, CD=1 before
-	 * CD=0. Pass 1 (a stale window): the stale entries pass 0 saw, in the
-	 * same order, read again (they may have been refreshed meanwhile). */
+	 * CD=0 (the first memory probe is made above). Pass 1 (a stale
+	 * window): the stale entries pass 0 saw, in the same order, read again
+	 * (they may have been refreshed meanwhile). */
 	for (int pass = 0; pass < 2 && err == DNSNAP_ENOTFOUND; pass++) {
 		if (pass == 1 && window == 0)
 			break;
 		for (k = 0; k < nkeys; k++) {
-			if (pass == 0 || mem[k] == DNSNAP__STALE) {
+			if ((pass == 0 && k > 0) || (pass == 1 && mem[k] == DNSNAP__STALE)) {
 				err = mem_answer(c, q, keys[k], klen[k], hk[k], &ao, window, pass,
 						 out, cap, out_len, &mem[k]);
 				if (err != DNSNAP_ENOTFOUND) {
@@ -770,7 +786,7 @@ int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_looku
 	}
 	if (locked)
 		pthread_rwlock_unlock(&c->tier_lock);
-
+done:;
 	struct rslot *r = my_rslot(c); /* this thread's line, not a shared one */
 	if (err == DNSNAP_OK) {
 		lk->tier = tier;

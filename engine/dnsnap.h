@@ -158,9 +158,13 @@ int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint3
 			dnsnap_diag_t *diag);
 
 /**
- * Insert an already encoded key and entry (from a snapshot or an export
- * stream: validate them first). The bytes are copied; the entry's Hits field
- * becomes the starting value of its live hit counter.
+ * Insert an already encoded key and entry (from a snapshot, an export stream,
+ * a shared store). Both are checked first (dnsnap_key_decode(),
+ * dnsnap_entry_validate()): the cache answers from what it holds without
+ * checking it again. The bytes are copied; the entry's Hits field becomes
+ * the starting value of its live hit counter.
+ * @return DNSNAP_OK, the error of the check that refused them, or as
+ *         dnsnap_cache_insert()
  */
 int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 			      const uint8_t *entry, size_t entry_len);

@@ -388,7 +388,7 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 	size_t nl = 0;
 	for (size_t i = 0; e.qname[i] != 0; i += 1 + (size_t)e.qname[i])
 		starts[nl++] = (uint8_t)i;
-	out->key_len = dnsnap__key_put(e.qname, starts, nl, qtype, qclass,
+	out->key_len = dnsnap__key_put(e.qname, e.qname_len, starts, nl, qtype, qclass,
 				       (hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len, out->key);
 
 	const uint16_t counts[3] = { an, ns, ar };

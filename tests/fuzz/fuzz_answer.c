@@ -17,7 +17,9 @@
  *     offset >= 12 and strictly before itself, the rdata names of the
  *     compressed types (NS, CNAME, SOA, PTR, MX, ...) walked too, an OPT iff
  *     the query had one, as the last record, nothing after the last record;
- *   - have no more records than the entry (plus the OPT).
+ *   - have no more records than the entry (plus the OPT);
+ *   - be what dnsnap__answer_trusted() (the cache's path for its own entries)
+ *     writes too, byte for byte.
  *
  * Link: the format sources, engine/answer.c, tests/helpers/guard.c.
  */
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "../../engine/dnsnap.h"
+#include "../../engine/tier.h"
 #include "guard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -224,6 +227,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t n = walk_answer(out, out_len, &q);
 		if (n > records + (q.edns ? 1 : 0))
 			die("answer has more records than the entry", 0, n);
+		/* the cache's path for its own entries writes the same bytes */
+		uint8_t *tout = malloc(cap ? cap : 1);
+		size_t tlen = 0;
+		if (tout == NULL)
+			abort();
+		rc = dnsnap__answer_trusted(&q, entry, enc.entry_len, &o, tout, cap, &tlen);
+		if (rc != DNSNAP_OK || tlen != out_len || memcmp(tout, out, tlen) != 0)
+			die("the trusted answer differs from the checked one", rc, tlen);
+		free(tout);
 	}
 	free(out);
 	free(entry);
