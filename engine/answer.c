@@ -127,6 +127,54 @@
 
 /* ------------------------------------------------------------------ query */
 
+/* The query's one additional record, at @p p: a root OPT, read into @p t. */
+static int query_opt(const uint8_t *msg, size_t len, size_t p, dnsnap_query_t *t,
+		     dnsnap_diag_t *diag)
+{
+	size_t rec = p;
+	if (p >= len)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "additional record cut");
+	if (msg[p] != 0)
+		return dnsnap__diag(diag, DNSNAP_EOPT, rec,
+				    "additional record at 0x%zx is not a root OPT", rec);
+	p++;
+	if (len - p < 2)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TYPE cut");
+	if (ld16be(msg + p) != TYPE_OPT)
+		return dnsnap__diag(diag, DNSNAP_EOPT, rec,
+				    "additional record at 0x%zx is not an OPT", rec);
+	p += 2;
+	if (len - p < 2)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT CLASS cut");
+	uint16_t size = ld16be(msg + p);
+	p += 2;
+	if (len - p < 4)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TTL cut");
+	uint8_t version = msg[p + 1];
+	uint16_t eflags = ld16be(msg + p + 2);
+	if (version != 0)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, p + 1,
+				    "EDNS version %u (BADVERS is the resolver's)", version);
+	p += 4;
+	if (len - p < 2)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH cut");
+	size_t rdlen = ld16be(msg + p);
+	if (len - p - 2 < rdlen)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH %zu past the end",
+				    rdlen);
+	p += 2;
+	for (size_t o = 0; o < rdlen;) {
+		if (rdlen - o < 4 || rdlen - o - 4 < ld16be(msg + p + o + 2))
+			return dnsnap__diag(diag, DNSNAP_EOPT, p,
+					    "OPT options overrun the rdata at 0x%zx", p);
+		o += 4 + (size_t)ld16be(msg + p + o + 2);
+	}
+	t->edns = 1;
+	t->udp_size = size < 512 ? 512 : size;
+	t->do_bit = (eflags & EDNS_DO) != 0;
+	return DNSNAP_OK;
+}
+
 /* The fault of the question name's label at @p p, which is one. */
 static int __attribute__((noinline)) qname_fault(const uint8_t *msg, size_t p,
 						 dnsnap_diag_t *diag)
@@ -209,47 +257,9 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	t.udp_size = 512;
 	t.do_bit = 0;
 	if (arcount == 1) {
-		size_t rec = p;
-		if (p >= len)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "additional record cut");
-		if (msg[p] != 0)
-			return dnsnap__diag(diag, DNSNAP_EOPT, rec,
-					    "additional record at 0x%zx is not a root OPT", rec);
-		p++;
-		if (len - p < 2)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TYPE cut");
-		if (ld16be(msg + p) != TYPE_OPT)
-			return dnsnap__diag(diag, DNSNAP_EOPT, rec,
-					    "additional record at 0x%zx is not an OPT", rec);
-		p += 2;
-		if (len - p < 2)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT CLASS cut");
-		uint16_t size = ld16be(msg + p);
-		p += 2;
-		if (len - p < 4)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TTL cut");
-		uint8_t version = msg[p + 1];
-		uint16_t eflags = ld16be(msg + p + 2);
-		if (version != 0)
-			return dnsnap__diag(diag, DNSNAP_ENOTCACHE, p + 1,
-					    "EDNS version %u (BADVERS is the resolver's)", version);
-		p += 4;
-		if (len - p < 2)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH cut");
-		size_t rdlen = ld16be(msg + p);
-		if (len - p - 2 < rdlen)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH %zu past the end",
-					    rdlen);
-		p += 2;
-		for (size_t o = 0; o < rdlen;) {
-			if (rdlen - o < 4 || rdlen - o - 4 < ld16be(msg + p + o + 2))
-				return dnsnap__diag(diag, DNSNAP_EOPT, p,
-						    "OPT options overrun the rdata at 0x%zx", p);
-			o += 4 + (size_t)ld16be(msg + p + o + 2);
-		}
-		t.edns = 1;
-		t.udp_size = size < 512 ? 512 : size;
-		t.do_bit = (eflags & EDNS_DO) != 0;
+		int err = query_opt(msg, len, p, &t, diag);
+		if (err != DNSNAP_OK)
+			return err;
 	}
 
 	/* The key, from the labels checked above (dnsnap_key_encode()'s checks,
@@ -778,28 +788,6 @@ static long ede_options(const dnsnap_hdr_t *h, size_t budget, wr_t *out, int *st
 	return (long)total;
 }
 
-/* An entry's header as dnsnap_entry_header() decodes it, without its checks:
- * for entries the cache encoded or validated itself. */
-static inline void trusted_header(const uint8_t *entry, size_t len, dnsnap_hdr_t *h)
-{
-	h->inception = ld32le(entry);
-	h->expiry = ld32le(entry + 4);
-	h->hits = 0; /* the cache's live counter may be there: not read */
-	h->flags = ld16le(entry + 12);
-	h->auth_off = ld16le(entry + 14);
-	h->addl_off = ld16le(entry + 16);
-	size_t at = DNSNAP_ENTRY_HDR;
-	h->ext = NULL;
-	h->ext_len = 0;
-	if (h->flags & DNSNAP_EF_EXT) {
-		h->ext_len = ld16le(entry + at);
-		h->ext = entry + at + 2;
-		at += 2 + h->ext_len;
-	}
-	h->records = entry + at;
-	h->records_len = len - at;
-}
-
 static inline __attribute__((always_inline)) int
 answer_impl(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
 	    const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len, int trusted)
@@ -812,7 +800,7 @@ answer_impl(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
 	dnsnap_hdr_t h;
 	int err = DNSNAP_OK;
 	if (trusted)
-		trusted_header(entry, entry_len, &h);
+		dnsnap__hdr_trusted(entry, entry_len, &h);
 	else if ((err = dnsnap_entry_header(entry, entry_len, &h, NULL)) != DNSNAP_OK)
 		return err;
 

@@ -547,9 +547,14 @@ static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
 		return lmdb_err(d, w->tmp, w->path, "mdb_put", rc);
 	}
 	uint8_t *val = v.mv_data;
-	memcpy(val, entry, entry_len);
-	if (hits != NULL && entry_len >= 12)
+	if (hits != NULL && entry_len >= 12) { /* a cache entry: its Hits is the live
+						* counter (engine/arena.h), not read */
+		memcpy(val, entry, 8);
 		st32le(val + 8, *hits);
+		memcpy(val + 12, entry + 12, entry_len - 12);
+	} else {
+		memcpy(val, entry, entry_len);
+	}
 	st32le(val + entry_len, value_check(key, key_len, val, entry_len));
 	record_digest(w->xs, key, key_len, val, entry_len);
 	memcpy(w->prev, key, key_len);

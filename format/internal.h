@@ -187,6 +187,29 @@ static inline size_t dnsnap__key_put(const uint8_t *name, size_t name_len, const
 }
 
 
+/* An entry's header as dnsnap_entry_header() decodes it, without its checks,
+ * for entries encoded or validated in this process (the cache's): Hits is
+ * not read (the cache's live counter is there, counted by other threads). */
+static inline void dnsnap__hdr_trusted(const uint8_t *entry, size_t len, dnsnap_hdr_t *h)
+{
+	h->inception = ld32le(entry);
+	h->expiry = ld32le(entry + 4);
+	h->hits = 0;
+	h->flags = ld16le(entry + 12);
+	h->auth_off = ld16le(entry + 14);
+	h->addl_off = ld16le(entry + 16);
+	size_t at = DNSNAP_ENTRY_HDR;
+	h->ext = NULL;
+	h->ext_len = 0;
+	if (h->flags & DNSNAP_EF_EXT) {
+		h->ext_len = ld16le(entry + at);
+		h->ext = entry + at + 2;
+		at += 2 + h->ext_len;
+	}
+	h->records = entry + at;
+	h->records_len = len - at;
+}
+
 /* dnsnap_iter_init() from a header the caller decoded with
  * dnsnap_entry_header() (so the header is read once). */
 void dnsnap__iter_start(dnsnap_iter_t *it, const uint8_t *entry, size_t len,
