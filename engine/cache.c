@@ -34,8 +34,10 @@
  * a shard must be taken with shard_wrlock(), never with the rwlock alone.
  *
  * Snapshots. A snapshot writer pins the cache (dnsnap__cache_pin()), copies
- * each shard's slot array under its read lock (a memcpy: the pause an insert
- * sees) and reads the entries those slots name afterwards, without locks.
+ * each shard's slot array without its lock (copy_slots(): the lock is taken
+ * and let go once before, so that no writer that missed the pin is still at
+ * work) and reads the entries those slots name afterwards, without locks:
+ * no insert waits for it.
  * While pinned, an entry removed, evicted or replaced is not freed but kept
  * on its shard's deferred list, out of the accounted bytes, until the last
  * writer unpins: the cache may then hold more than max_bytes in all; so are
@@ -96,7 +98,7 @@ _Static_assert(NSHARDS == DNSNAP_SHARDS, "the snapshot writer's count of shards"
  * holding the pointer has both. */
 struct table {
 	size_t cap;
-	uint64_t wraps;          /* entries unslot() moved from the start to the end */
+	_Atomic uint64_t wraps;  /* entries unslot() moved from the start to the end */
 	_Atomic uint64_t slot[]; /* hash32 << 32 | ref; 0 empty */
 };
 
@@ -118,7 +120,9 @@ struct shard {
 	_Atomic int writing;     /* a writer holds lock exclusively: lookups wait */
 	struct deferred *deferred; /* under lock; see dnsnap__cache_pin() */
 	struct old_table *old_tables; /* ditto */
-	struct table *tab;       /* NULL until the first insert */
+	/* NULL until the first insert; atomic: the snapshot copy reads it
+	 * without the lock (dnsnap__cache_refs()) */
+	_Atomic(struct table *) tab;
 	size_t count;
 	size_t bytes;            /* accounted: chunks in use, table, slab array */
 	size_t hand;
@@ -317,7 +321,8 @@ static void unslot(struct shard *s, size_t i)
 		/* v may move to i if its home k is not cyclically in (i, j] */
 		int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
 		if (!stays) {
-			t->wraps += i > j; /* across the table's end: see dnsnap__cache_refs() */
+			if (i > j) /* across the table's end: see dnsnap__cache_refs() */
+				atomic_fetch_add_explicit(&t->wraps, 1, memory_order_relaxed);
 			slot_set(t, i, v);
 			i = j;
 		}
@@ -343,7 +348,7 @@ static struct table *table_new(size_t want)
 		return NULL;
 	size_t got = dnsnap_alloc_size(t);
 	t->cap = (got - sizeof(struct table)) / sizeof(uint64_t);
-	t->wraps = 0;
+	atomic_init(&t->wraps, 0);
 	memset((void *)t->slot, 0, t->cap * sizeof(uint64_t));
 	return t;
 }
@@ -685,6 +690,8 @@ static int insert_locked(dnsnap_cache_t *c, struct shard *s, uint64_t h, const u
 	uint32_t ref = chunk_for(c, s, key_len, entry_len, now, &err);
 	if (ref == 0)
 		return err;
+	if (s->arena.retired != NULL && !pinned(c)) /* no copy can hold one */
+		dnsnap__arena_free_retired(&s->arena);
 	struct centry *e = ref_entry(s, ref);
 	memcpy(e->entry, entry, entry_len);
 	memcpy(e->entry + entry_len, key, key_len);
@@ -1053,55 +1060,90 @@ static void key_prefix16(const uint8_t *k, size_t n, uint64_t pre[2])
 	pre[1] = ld64be(b + 8);
 }
 
-/* Copy a shard's slot array a chunk at a time, from its end down, the lock
- * released between chunks so that an insert never waits for more than one.
- * Meanwhile an insert lands in the copy or not (either is right); a removal
- * shifts entries of its run to lower slots, so one not yet copied stays
- * below the cursor, and one copied may be copied twice (the caller drops
- * the second). Only a shift across the table's end, or a grow (all slots
- * rehashed), could carry an entry past the cursor unseen: then the shard
- * is copied again. *cap_out: the slots copied (the table's size). */
-size_t dnsnap__copy_chunk = 32768; /* slots: 256 KiB, well under a millisecond */
+/*
+ * Copy a shard's slot array without its lock, a chunk at a time, from its
+ * end down. Meanwhile an insert lands in an empty slot, in the copy or not
+ * (either is right); a refresh changes a slot from the old entry to the new
+ * (either is right: the old one is kept for the writer); a removal shifts
+ * entries of its run to lower slots, so one not yet copied stays below the
+ * cursor, and one copied may be copied twice (the writer keeps one). Only a
+ * shift across the table's end could carry an entry past the cursor unseen:
+ * the table's wraps count, read after each chunk, says so, and the shard is
+ * copied again (after COPY_TRIES tries, under the read lock, a chunk a hold).
+ * A grow makes a new table and leaves the old one as it was, kept while the
+ * cache is pinned: the copy goes on in the old one, which holds every entry
+ * that was there before it (those inserted since are not: either is right).
+ *
+ * Before the first slot is read, the shard's lock is taken and let go once:
+ * a writer that found the cache unpinned has then finished its section, so
+ * it freed nothing this copy can still see; every later one sees the pin and
+ * keeps what it removes. A preempted writer delays the copy, never the other
+ * way round. *cap_out: the slots copied (the table's size).
+ */
+#define COPY_TRIES 4
+size_t dnsnap__copy_chunk = 32768; /* slots a chunk */
 void (*dnsnap__copy_hook)(void *arg);
 void *dnsnap__copy_hook_arg;
 
+static int copy_room(dnsnap_slots_t *tmp, size_t cap)
+{
+	if (cap <= tmp->cap)
+		return DNSNAP_OK;
+	size_t ncap = cap + cap / 2;
+	uint64_t *ns = dnsnap_malloc(ncap * sizeof *ns);
+	if (ns == NULL)
+		return DNSNAP_ENOMEM;
+	memset(ns, 0, ncap * sizeof *ns); /* faulted in outside any lock */
+	dnsnap_free(tmp->slot);
+	tmp->slot = ns;
+	tmp->cap = ncap;
+	return DNSNAP_OK;
+}
+
+/* One pass over table @p t into tmp (room made); 1 when an entry may have
+ * been carried past the cursor (copy again). The tests' hook runs between
+ * chunks, unless @p locked. */
+static int copy_pass(const struct table *t, dnsnap_slots_t *tmp, int locked)
+{
+	struct table *w = (struct table *)t;
+	uint64_t wraps = atomic_load_explicit(&w->wraps, memory_order_acquire);
+	for (size_t hi = t->cap; hi > 0;) {
+		size_t chunk = dnsnap__copy_chunk ? dnsnap__copy_chunk : 1;
+		size_t lo = hi > chunk ? hi - chunk : 0;
+		for (size_t i = hi; i-- > lo;)
+			tmp->slot[i] = atomic_load_explicit(&w->slot[i], memory_order_acquire);
+		if (atomic_load_explicit(&w->wraps, memory_order_acquire) != wraps)
+			return 1;
+		hi = lo;
+		if (dnsnap__copy_hook != NULL && hi > 0 && !locked)
+			dnsnap__copy_hook(dnsnap__copy_hook_arg);
+	}
+	return 0;
+}
+
 static int copy_slots(struct shard *s, dnsnap_slots_t *tmp, size_t *cap_out, double *held)
 {
-	for (;;) {
+	for (int try = 0;; try++) {
+		/* the barrier (above); the last try holds the lock throughout */
+		int locked = try + 1 >= COPY_TRIES;
+		struct timespec t0;
 		pthread_rwlock_rdlock(&s->lock);
-		const struct table *t = s->tab;
-		size_t cap = t ? t->cap : 0;
-		uint64_t wraps = t ? t->wraps : 0;
-		pthread_rwlock_unlock(&s->lock);
-		if (cap > tmp->cap) { /* faulted in outside the lock */
-			size_t ncap = cap + cap / 2;
-			uint64_t *ns = dnsnap_malloc(ncap * sizeof *ns);
-			if (ns == NULL)
-				return DNSNAP_ENOMEM;
-			memset(ns, 0, ncap * sizeof *ns);
-			dnsnap_free(tmp->slot);
-			tmp->slot = ns;
-			tmp->cap = ncap;
-		}
-		int again = 0;
-		for (size_t hi = cap; hi > 0 && !again;) {
-			size_t chunk = dnsnap__copy_chunk ? dnsnap__copy_chunk : 1;
-			size_t lo = hi > chunk ? hi - chunk : 0;
-			struct timespec t0;
-			pthread_rwlock_rdlock(&s->lock);
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			again = s->tab != t || t->wraps != wraps;
-			for (size_t i = lo; !again && i < hi; i++)
-				tmp->slot[i] = slot_get(t, i);
-			double ms = ms_since(&t0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (!locked)
 			pthread_rwlock_unlock(&s->lock);
-			if (ms > *held)
-				*held = ms;
-			hi = lo;
-			if (dnsnap__copy_hook != NULL && hi > 0)
-				dnsnap__copy_hook(dnsnap__copy_hook_arg);
-		}
-		if (!again) {
+		const struct table *t = atomic_load_explicit(&s->tab, memory_order_acquire);
+		size_t cap = t ? t->cap : 0;
+		int err = copy_room(tmp, cap), again = 0;
+		if (err == DNSNAP_OK && t != NULL)
+			again = copy_pass(t, tmp, locked);
+		double ms = ms_since(&t0);
+		if (locked)
+			pthread_rwlock_unlock(&s->lock);
+		if (ms > *held && locked)
+			*held = ms;
+		if (err != DNSNAP_OK)
+			return err;
+		if (!again || locked) {
 			*cap_out = cap;
 			return DNSNAP_OK;
 		}

@@ -53,17 +53,20 @@ void dnsnap__cache_unpin(dnsnap_cache_t *c);
 
 /* Refs to the entries of shard @p k (0 to DNSNAP_SHARDS - 1) live at @p now,
  * in no order, a key possibly twice (see dnsnap__copy_chunk). The shard's
- * read lock is held only to copy its slot array into @p tmp, a chunk at a
- * time (lookups go on; inserts into it wait for one chunk at most). The
- * cache must be pinned. @return DNSNAP_OK or DNSNAP_ENOMEM */
+ * slot array is copied into @p tmp without its lock (taken and let go once
+ * before; inserts and lookups go on), the table's count of entries shifted
+ * across its end checked after each chunk: a shard copied again three times
+ * is copied a fourth under its read lock. The cache must be pinned.
+ * held_ms is the longest the lock was held. @return DNSNAP_OK or DNSNAP_ENOMEM */
 int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
 		       dnsnap_refs_t *out);
 
-/* Slots copied per hold of a shard's lock by dnsnap__cache_refs() (tests
- * make it small); the refs may then name a key twice (an entry moved by a
+/* Slots copied between two checks of the wraps count by dnsnap__cache_refs()
+ * (tests make it small); the refs may name a key twice (an entry moved by a
  * removal meanwhile): the writer keeps one. */
 extern size_t dnsnap__copy_chunk;
-/* For tests: called between two chunks (no lock held). */
+/* For tests: called between two chunks (no lock held; not in the last,
+ * locked, try). */
 extern void (*dnsnap__copy_hook)(void *arg);
 extern void *dnsnap__copy_hook_arg;
 

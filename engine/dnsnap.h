@@ -276,11 +276,12 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
 /*
  * Threads: every dnsnap_cache_* call may run concurrently with any other on
  * the same cache, except dnsnap_cache_free(). The cache is split into shards
- * by key hash; a lookup takes its shard's lock in shared (read) mode only, so
- * lookups never wait for each other, and updates the hit counter and the
- * CLOCK bit with relaxed atomics. Inserts and removals take their shard's
- * lock exclusively for the index update only (encoding and allocation happen
- * before). An entry is never freed while a lookup reads it. A lookup that
+ * by key hash; a lookup takes no lock (it counts itself in its thread's
+ * reader slot), so lookups never wait for each other, and updates the hit
+ * counter and the CLOCK bit with relaxed atomics. Inserts and removals take
+ * their shard's lock exclusively for the chunk, its copy and the index
+ * update (encoding happens before). An entry is never freed while a lookup
+ * reads it. A lookup that
  * reaches the lower tier holds the tier's lock in shared mode while it uses
  * it; dnsnap_cache_set_tier() takes it exclusively (new lookups wait for it
  * rather than starve it), so it returns once the lookups in the old tier are
@@ -356,10 +357,10 @@ typedef struct dnsnap_snap_write_stats {
  * device, a FIFO, a socket, a directory) is refused: DNSNAP_EINVAL.
  * Two writers of one path: see dnsnap_snap_lock().
  *
- * The cache keeps answering and inserting meanwhile: only each shard's
- * index (8 bytes a slot) is copied under its read lock (stats->longest_pause_ms:
- * the longest that took); the entries are read, sorted and written without
- * locks. Memory: a reference of 24 bytes per live entry, and the entries
+ * The cache keeps answering and inserting meanwhile: each shard's index (8
+ * bytes a slot) is copied without its lock, which is taken and let go once
+ * before (stats->longest_pause_ms: the longest it was held); the entries are
+ * read, sorted and written without locks. Memory: a reference of 24 bytes per live entry, and the entries
  * removed, evicted or replaced during the write, which are kept (off the
  * cache's accounted bytes: the cache may hold more than max_bytes) until the
  * last of them is written; dnsnap_cache_remove() and an insert that must
