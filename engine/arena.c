@@ -41,10 +41,8 @@ static inline unsigned class_of(size_t size)
 {
 	if (size < ARENA_BIG)
 		return (unsigned)(size >> 2);
-	unsigned lg = 10;
-	while (lg < 16 && size >> (lg + 1) != 0)
-		lg++;
-	return 256 + (lg - 10);
+	unsigned lg = 31 - (unsigned)__builtin_clz((unsigned)size); /* 10 to 16 */
+	return 256 + ((lg < 16 ? lg : 16) - 10);
 }
 
 static inline _Atomic uintptr_t *slabs(const dnsnap_arena_t *a)
@@ -247,20 +245,30 @@ uint32_t dnsnap__arena_alloc(dnsnap_arena_t *a, size_t key_len, size_t entry_len
 	uint32_t ref = a->head[c];
 	uint8_t *p = at(a, ref);
 	size_t f = atomic_load_explicit(word(p), memory_order_relaxed) & ~L_FREE;
-	unlink_free(a, ref, f);
-	size_t slack = 0;
-	if (f - z >= FREE_MIN) {
-		link_free(a, ref + (uint32_t)(z >> 2), f - z); /* the rest, still before
-								* the same next chunk */
-	} else {
-		slack = f - z;
-		uintptr_t w = slab_word(a, ref >> ARENA_OFF_BITS);
-		size_t off = (size_t)(ref & OFF_MASK) << 2;
-		if (off + f < slab_size(w)) /* the next chunk: its predecessor is in use */
-			atomic_fetch_and_explicit(word(p + f), ~L_PREVFREE, memory_order_relaxed);
+	uintptr_t w = slab_word(a, ref >> ARENA_OFF_BITS);
+	size_t off = (size_t)(ref & OFF_MASK) << 2;
+	/* the chunk after, in the slab or not: its predecessor will be in use */
+	if (off + f < slab_size(w))
+		atomic_fetch_and_explicit(word(p + f), ~L_PREVFREE, memory_order_relaxed);
+	if (f - z < FREE_MIN) { /* all of it, the rest as slack */
+		unlink_free(a, ref, f);
+		lens_set(p, key_len, entry_len, f - z);
+		return ref;
 	}
-	lens_set(p, key_len, entry_len, slack);
-	return ref;
+	/* the end of it: the free rest keeps its place, and its list while its
+	 * size stays in the list's range (a new slab is cut so, chunk by chunk) */
+	size_t r = f - z;
+	if (class_of(r) == (unsigned)c) {
+		atomic_store_explicit(word(p), (uint32_t)r | L_FREE, memory_order_relaxed);
+		put32(p + r - 4, (uint32_t)r);
+	} else {
+		unlink_free(a, ref, f);
+		link_free(a, ref, r);
+	}
+	uint8_t *q = p + r;
+	lens_set(q, key_len, entry_len, 0);
+	atomic_fetch_or_explicit(word(q), L_PREVFREE, memory_order_relaxed);
+	return ref + (uint32_t)(r >> 2);
 }
 
 size_t dnsnap__arena_chunk_bytes(const dnsnap_arena_t *a, uint32_t ref)

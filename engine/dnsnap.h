@@ -75,8 +75,11 @@ typedef struct dnsnap_answer_opts {
 /**
  * Build the response to @p q from an entry, into @p out. No allocation, no
  * system call; @p entry may be anywhere (heap, mapped snapshot) and is only
- * read. Entries from outside the process must have passed
- * dnsnap_entry_validate() first.
+ * read. Any bytes are read safely (every length and offset checked as it is
+ * read: a malformed entry gives an error, or the answer of what it holds),
+ * but an entry from outside the process must be known undamaged before it is
+ * served: validated (dnsnap_entry_validate()) or its checksum checked (the
+ * snapshot's Value_Check).
  *
  * - header: ID, RD and CD copied; QR, RA set; AD when the entry is
  *   authenticated and the client set DO or AD; RCODE from the entry;
@@ -172,8 +175,11 @@ int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_
 /**
  * A lower tier under the in-memory cache: the mapped snapshot now, a shared
  * store (Redis) later. get() copies the entry under key into buf
- * (DNSNAP_ENTRY_MAX bytes hold any) after checking it as untrusted data
- * (dnsnap_entry_validate()); it may be called from many threads at once.
+ * (DNSNAP_ENTRY_MAX bytes hold any) after checking it as untrusted data: a
+ * damaged entry must be caught there (dnsnap_entry_validate(), or a checksum
+ * over every byte as the snapshot's), and the answer is built with
+ * dnsnap_answer_build(), which reads any bytes safely; it may be called from
+ * many threads at once.
  * get() returns DNSNAP_OK (and sets *len) or DNSNAP_ENOTFOUND; any other
  * value is taken as a miss too. get() runs under the cache's tier lock (held
  * shared): it must not call dnsnap_cache_set_tier() or dnsnap_cache_attach()

@@ -1,6 +1,6 @@
 /*
  * tier.c: an answer from a lower tier's copy of an entry (engine/tier.h).
- * The entry is copied out of the tier (get() validates it, as the
+ * The entry is copied out of the tier (get() checks it, as the
  * dnsnap_tier_ops_t contract asks), into one buffer per thread: an entry may
  * be 131 KB, too large for the stack of a resolver's worker, and the answer
  * path allocates nothing.

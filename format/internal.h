@@ -232,6 +232,7 @@ int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off);
 #define TYPE_CNAME 5
 #define TYPE_SOA   6
 #define TYPE_AAAA  28
+#define TYPE_TXT   16
 #define TYPE_OPT   41
 #define TYPE_TSIG  250
 #define CLASS_IN   1
