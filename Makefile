@@ -7,7 +7,8 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WERROR  ?= -Werror
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes $(WERROR)
-CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/ingest -Icli -Icli/serve -Icli/l2 -Itests/helpers -MMD -MP
+CPPFLAGS = -std=c11 -D_GNU_SOURCE -Iformat -Iengine -Iengine/forward -Iengine/ingest \
+	   -Iengine/l2 -Icli -Icli/serve -Itests/helpers -MMD -MP
 # jemalloc is the production allocator; sanitizer builds bring their own
 JEMALLOC ?= -ljemalloc
 LDLIBS_LIB  = -llmdb -lxxhash -lzstd -pthread
@@ -24,7 +25,7 @@ LDLIBS_DL   = -Wl,--push-state,--as-needed -ldl -Wl,--pop-state
 # the default: sanitizer and cross builds set JEMALLOC= and link none.
 comma := ,
 JEMALLOC_CLI ?= $(if $(filter -ljemalloc,$(JEMALLOC)),-Wl$(comma)-Bstatic -ljemalloc_pic -Wl$(comma)-Bdynamic -lm,$(JEMALLOC))
-# The tool's Redis client (cli/l2: serve --l2, import --from, export --to)
+# The Redis client (engine/l2, libdnsnap-l2: serve --l2, import --from, export --to)
 LDLIBS_REDIS = -lhiredis
 LDLIBS_CLI  = $(LDLIBS_LIB) $(LDLIBS_REDIS) $(JEMALLOC_CLI) $(LDLIBS_DL)
 # What cli/lazy_LIB.c opens: -lLIB's soname, as the linker records it (a probe program linked
@@ -87,17 +88,21 @@ Q = @
 endif
 
 FORMAT_SRC = $(wildcard format/*.c)
-ENGINE_SRC = $(wildcard engine/*.c)
+# The engine: the cache, snapshots, the export stream, and the upstream client (forward.h)
+ENGINE_SRC = $(wildcard engine/*.c engine/forward/*.c)
 LIB_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
 # The shared library is built from the same sources compiled -fPIC, in a tree of their own.
 LIB_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(FORMAT_SRC) $(ENGINE_SRC))
+# The installed headers (PREFIX/include/dnsnap/); tests/cli/test_install.sh checks that the
+# shared library exports exactly the functions they declare.
+PUBLIC_H   = format/dnsnap_format.h engine/dnsnap.h engine/forward/forward.h
 # Soname policy. SOVERSION is the ABI number, not DNSNAP_VERSION's major: while the version
 # is 0.x a minor release may break the ABI, so the soname cannot follow the version. Add 1
-# to SOVERSION in the release that breaks the ABI of engine/dnsnap.h or
-# format/dnsnap_format.h: a function removed or its parameters changed, a public struct's
-# layout or a constant's meaning changed. Adding a function keeps it. From 1.0 on,
-# SOVERSION is the version's major. The file is libdnsnap.so.SOVERSION.MINOR.PATCH; the
-# soname libdnsnap.so.SOVERSION is what programs record and ld.so looks for.
+# to SOVERSION in the release that breaks the ABI of a header of PUBLIC_H: a function
+# removed or its parameters changed, a public struct's layout or a constant's meaning
+# changed. Adding a function keeps it. From 1.0 on, SOVERSION is the version's major. The
+# file is libdnsnap.so.SOVERSION.MINOR.PATCH; the soname libdnsnap.so.SOVERSION is what
+# programs record and ld.so looks for.
 SOVERSION = 1
 SONAME    = libdnsnap.so.$(SOVERSION)
 SOFILE    = $(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
@@ -107,13 +112,25 @@ LIB_SO    = $(BUILD)/$(SOFILE) $(BUILD)/$(SONAME) $(BUILD)/libdnsnap.so
 # its own beside libdnsnap, so that what embeds libdnsnap needs neither.
 INGEST_SRC = $(wildcard engine/ingest/*.c)
 INGEST_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(INGEST_SRC))
-CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c cli/l2/*.c)
+# The Redis client (hiredis): libdnsnap-l2, an installed library of its own beside
+# libdnsnap (which it needs), so that what embeds the cache alone needs no hiredis. Its
+# soname follows the rule above, with its own number: L2_SOVERSION goes up when the ABI of
+# engine/l2/l2.h breaks. Exported: dnsnap_l2_* (engine/l2/libdnsnap-l2.map).
+L2_SRC     = $(wildcard engine/l2/*.c)
+L2_OBJ     = $(patsubst %.c,$(BUILD)/%.o,$(L2_SRC))
+L2_PIC_OBJ = $(patsubst %.c,$(BUILD)/pic/%.o,$(L2_SRC))
+L2_SOVERSION = 1
+L2_SONAME  = libdnsnap-l2.so.$(L2_SOVERSION)
+L2_SOFILE  = $(L2_SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
+L2_SO      = $(BUILD)/$(L2_SOFILE) $(BUILD)/$(L2_SONAME) $(BUILD)/libdnsnap-l2.so
+L2_LIBS    = $(BUILD)/libdnsnap-l2.a $(L2_SO)
+CLI_SRC    = $(wildcard cli/*.c cli/serve/*.c)
 CLI_OBJ    = $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRC))
 # Test helpers, the CLI code the tests share (the printer: vector test, mkquery; serve's
 # packet handler: serve test; the JSON writer, options and times: cli test) and the
 # ingest library (capture and unbound tests).
 HELP_SRC   = $(filter-out tests/helpers/mk%.c tests/helpers/l2drive.c,$(wildcard tests/helpers/*.c)) cli/print.c \
-	     cli/serve/serve_reply.c cli/json.c cli/opt.c cli/util.c
+	     cli/serve/serve_reply.c cli/serve/serve_miss.c cli/json.c cli/opt.c cli/util.c
 HELP_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(HELP_SRC)) $(BUILD)/libdnsnap-ingest.a
 UNIT_SRC   = $(wildcard tests/unit/test_*.c)
 UNIT_BIN   = $(patsubst tests/unit/%.c,$(BUILD)/bin/%,$(UNIT_SRC))
@@ -126,7 +143,7 @@ BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
-all: $(BUILD)/libdnsnap.a $(LIB_SO) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
+all: $(BUILD)/libdnsnap.a $(LIB_SO) $(L2_LIBS) $(BUILD)/dnsnap ## libraries (static, shared) and CLI
 
 # $(call install_missing,PACKAGES,WHO): apt-get install those of PACKAGES not installed
 define install_missing
@@ -191,11 +208,12 @@ test-corrupt: deps                                 ## damaged snapshots through 
 tsan:                                              ## the threaded tests under TSan
 	$(MAKE) --no-print-directory BUILD=build-tsan JEMALLOC= OPT="-O1 -fsanitize=thread" \
 		build-tsan/bin/test_cache build-tsan/bin/test_snap_reliability build-tsan/bin/test_snap_pin \
-		build-tsan/bin/test_l2
+		build-tsan/bin/test_l2 build-tsan/bin/test_forward
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_cache
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_reliability
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_snap_pin
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_l2
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/test_forward
 
 # The same rules, another compiler and tree: BUILD=build-s390x, jemalloc only where the rules
 # name it (resolver_demo).
@@ -253,7 +271,8 @@ bench-fleet: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/dep
 	bench/fleet/run.sh $(BUILD) $(FLEET_NAMES)
 
 # The .pc file is made here, not in `all`: it holds PREFIX, which may differ per install.
-# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>). The ingest library
+# Headers go to PREFIX/include/dnsnap/ (#include <dnsnap/dnsnap.h>, <dnsnap/l2.h>). The ingest
+# library
 # (libdnsnap-ingest.a) is the tool's, not installed. After installing into a directory of
 # ld.so's (PREFIX=/usr/local: /usr/local/lib), run ldconfig as root.
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
@@ -266,13 +285,22 @@ install: all                                       ## libraries, headers, .pc, C
 	ln -sf $(SOFILE) $(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(LIBDIR)/libdnsnap.so
 	install -m 644 $(BUILD)/libdnsnap.pc $(LIBDIR)/pkgconfig/
-	install -m 644 format/dnsnap_format.h engine/dnsnap.h $(INCDIR)/
+	install -m 644 $(PUBLIC_H) $(INCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' engine/l2/libdnsnap-l2.pc.in \
+		> $(BUILD)/libdnsnap-l2.pc
+	install -m 644 $(BUILD)/libdnsnap-l2.a $(BUILD)/$(L2_SOFILE) $(LIBDIR)/
+	ln -sf $(L2_SOFILE) $(LIBDIR)/$(L2_SONAME)
+	ln -sf $(L2_SONAME) $(LIBDIR)/libdnsnap-l2.so
+	install -m 644 $(BUILD)/libdnsnap-l2.pc $(LIBDIR)/pkgconfig/
+	install -m 644 engine/l2/l2.h $(INCDIR)/
 	install -m 755 $(BUILD)/dnsnap $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 doc/dnsnap.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:                                         ## remove what install put under PREFIX
 	rm -f $(LIBDIR)/libdnsnap.a $(LIBDIR)/$(SOFILE) $(LIBDIR)/$(SONAME) $(LIBDIR)/libdnsnap.so \
-		$(LIBDIR)/pkgconfig/libdnsnap.pc $(INCDIR)/dnsnap_format.h $(INCDIR)/dnsnap.h \
+		$(LIBDIR)/pkgconfig/libdnsnap.pc $(addprefix $(INCDIR)/,$(notdir $(PUBLIC_H))) \
+		$(LIBDIR)/libdnsnap-l2.a $(LIBDIR)/$(L2_SOFILE) $(LIBDIR)/$(L2_SONAME) \
+		$(LIBDIR)/libdnsnap-l2.so $(LIBDIR)/pkgconfig/libdnsnap-l2.pc $(INCDIR)/l2.h \
 		$(DESTDIR)$(PREFIX)/bin/dnsnap $(DESTDIR)$(MANDIR)/man1/dnsnap.1
 	rmdir $(INCDIR) 2>/dev/null || true
 
@@ -322,16 +350,32 @@ $(BUILD)/libdnsnap.so: $(BUILD)/$(SONAME)
 $(BUILD)/libdnsnap-ingest.a: $(INGEST_OBJ)
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/dnsnap: $(CLI_OBJ) $(BUILD)/libdnsnap-ingest.a $(BUILD)/libdnsnap.a
+$(BUILD)/libdnsnap-l2.a: $(L2_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+# As libdnsnap.so, with the pattern dnsnap_l2_[!_]*: its dnsnap__l2* internals stay local.
+# It records libdnsnap.so.1 (NEEDED, even where the linker drops unused libraries): the
+# client calls none of it today, but l2.h is built on dnsnap.h and the values it carries
+# are libdnsnap's, so the two go together (the .pc file Requires libdnsnap too).
+$(BUILD)/$(L2_SOFILE): $(L2_PIC_OBJ) engine/l2/libdnsnap-l2.map $(BUILD)/libdnsnap.so
+	$(Q)$(CC) $(CFLAGS) -shared -Wl,-soname,$(L2_SONAME) \
+		-Wl,--version-script=engine/l2/libdnsnap-l2.map -Wl,--no-undefined $(L2_PIC_OBJ) \
+		-L$(BUILD) -Wl,--push-state,--no-as-needed -ldnsnap -Wl,--pop-state \
+		$(LDLIBS_REDIS) -pthread -o $@
+
+$(BUILD)/$(L2_SONAME): $(BUILD)/$(L2_SOFILE)
+	$(Q)ln -sf $(L2_SOFILE) $@
+
+$(BUILD)/libdnsnap-l2.so: $(BUILD)/$(L2_SONAME)
+	$(Q)ln -sf $(L2_SONAME) $@
+
+$(BUILD)/dnsnap: $(CLI_OBJ) $(BUILD)/libdnsnap-ingest.a $(BUILD)/libdnsnap-l2.a $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_CLI) -o $@
 
 $(BUILD)/bin/%: $(BUILD)/tests/unit/%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
 
-# The forwarder's test and its fuzz target's replay: the forwarder beside the helpers.
-$(BUILD)/bin/test_forward: $(BUILD)/cli/serve/forward.o $(BUILD)/cli/serve/forward_msg.o
-$(BUILD)/replay/fuzz_upstream: $(BUILD)/cli/serve/forward_msg.o
 # serve's metrics, log and sd_notify, and the HTTP library they open as the tool does (the
 # stubs of cli/lazy_mhd.c, not -lmicrohttpd).
 SERVE_OPS_OBJ = $(patsubst %.c,$(BUILD)/%.o,cli/serve/metrics.c cli/serve/log.c cli/serve/notify.c \
@@ -341,12 +385,11 @@ $(BUILD)/bin/test_metrics: $(BUILD)/tests/unit/test_metrics.o $(SERVE_OPS_OBJ) $
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) $(LDLIBS_DL) -o $@
 
-# The Redis client's test and its driver (tests/e2e/l2_client.sh): cli/l2 and hiredis.
-L2_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/l2/*.c))
-$(BUILD)/bin/test_l2: $(L2_OBJ)
+# The Redis client's test and its driver (tests/e2e/l2_client.sh): libdnsnap-l2 and hiredis.
+$(BUILD)/bin/test_l2: $(BUILD)/libdnsnap-l2.a
 $(BUILD)/bin/test_l2: LDLIBS_TEST += $(LDLIBS_REDIS)
-$(BUILD)/l2drive: $(BUILD)/tests/helpers/l2drive.o $(L2_OBJ)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_REDIS) -pthread -o $@
+$(BUILD)/l2drive: $(BUILD)/tests/helpers/l2drive.o $(BUILD)/libdnsnap-l2.a $(BUILD)/libdnsnap.a
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_REDIS) $(LDLIBS_LIB) -o $@
 
 $(BUILD)/mk%: $(BUILD)/tests/helpers/mk%.o $(HELP_OBJ) $(BUILD)/libdnsnap.a
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS_TEST) -o $@
@@ -407,10 +450,12 @@ $(BUILD)/deploy_zipfload: $(BUILD)/bench/deploy/zipfload.o
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -O1 -g -Iformat -Itests/helpers \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
-		 $(wildcard format/*.h engine/*.h engine/ingest/unbound.h tests/helpers/*.[ch])
+		 $(wildcard format/*.h engine/*.h engine/forward/*.h engine/ingest/unbound.h \
+			    tests/helpers/*.[ch])
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $@"
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/ingest -Icli -pthread -Wall -Wextra $(WERROR) $< \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/forward -Iengine/ingest -Icli -pthread \
+		-Wall -Wextra $(WERROR) $< \
 		$(FORMAT_SRC) $(ENGINE_SRC) engine/ingest/unbound.c \
 		$(filter-out tests/helpers/mk%.c tests/helpers/corpus.c tests/helpers/l2drive.c,$(wildcard tests/helpers/*.c)) \
 		-llmdb -lxxhash -lzstd -lldns -o $@
@@ -430,21 +475,26 @@ $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c engine/ingest/capture.c en
 		tests/helpers/guard.c \
 		-lpcap -o $@
 
+# The Redis client's parsers (URLs; hiredis's reader bounded, CLUSTER SLOTS, MOVED and
+# ASK): libdnsnap-l2's sources and hiredis, nothing of libdnsnap.
+$(BUILD)/fuzz/fuzz_l2_%: tests/fuzz/fuzz_l2_%.c $(L2_SRC) \
+			  $(wildcard engine/l2/*.h engine/*.h format/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  CLANG   $@"
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Iengine/l2 -pthread -Wall -Wextra $(WERROR) $< \
+		$(L2_SRC) -lhiredis -o $@
+L2_FUZZ = $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_l2_*.c))
+$(patsubst %,$(BUILD)/replay/%,$(L2_FUZZ)): $(BUILD)/libdnsnap-l2.a
+$(patsubst %,$(BUILD)/replay/%,$(L2_FUZZ)): LDLIBS_TEST += $(LDLIBS_REDIS)
+
 # serve's packet handler (no sockets) over the library.
 $(BUILD)/fuzz/fuzz_serve: tests/fuzz/fuzz_serve.c cli/serve/serve_reply.c cli/serve/serve.h tests/helpers/wb.c \
-			  $(FORMAT_SRC) $(ENGINE_SRC) $(wildcard format/*.h engine/*.h)
+			  $(FORMAT_SRC) $(ENGINE_SRC) \
+			  $(wildcard format/*.h engine/*.h engine/forward/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG   $@"
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< cli/serve/serve_reply.c \
 		tests/helpers/wb.c $(FORMAT_SRC) $(ENGINE_SRC) -llmdb -lxxhash -lzstd -o $@
-
-# The forwarder's reply checks (no sockets): cli/serve/forward_msg.c alone.
-$(BUILD)/fuzz/fuzz_upstream: tests/fuzz/fuzz_upstream.c cli/serve/forward_msg.c cli/serve/forward.h \
-			     cli/serve/metrics.h cli/serve/hist.h $(wildcard format/*.h engine/*.h)
-	@mkdir -p $(dir $@)
-	@echo "  CLANG   $@"
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -Iengine -Icli -Icli/serve -pthread -Wall -Wextra $(WERROR) $< \
-		cli/serve/forward_msg.c -o $@
 
 -include $(shell find $(BUILD) -path $(BUILD)/sysroot -prune -o -path $(BUILD)/apt -prune -o \
 	   -name '*.d' -type f -print 2>/dev/null)

@@ -72,10 +72,11 @@ const char *err_name(int err);
  * another writer's lock (dnsnap_snap_lock()) before it gives up */
 #define WAIT_DEFAULT 60
 
-/** Take the writers' lock of a snapshot, reporting a failure ("another dnsnap
- * is writing it"). @return 0 or EXIT_USAGE */
-int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,
-	      dnsnap_snap_lock_t **lock);
+/** Whether a snapshot may be published at @p path: nothing there yet, or a
+ * snapshot this dnsnap reads (never another file), checked before a long
+ * read of inputs; dnsnap_snap_publish() checks it again under the writers'
+ * lock. @return 0, or EXIT_USAGE (reported) */
+int target_ok(const char *cmd, const char *path);
 
 /* A failed dnsnap_snap_publish() (or _fill()) reported for @p cmd: another
  * writer's lock held (--wait named), damaged entries in the base
@@ -228,22 +229,14 @@ int cmd_purge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 /* l2xfer.c: import --from and export --to (Redis); the check of --l2-prefix
- * (at most L2_PREFIX_MAX bytes). @return 0 or EXIT_USAGE */
+ * (at most DNSNAP_L2_PREFIX_MAX bytes). @return 0 or EXIT_USAGE */
 int l2_prefix_arg(const char *cmd, const char *v);
 /* The AUTH of --l2-auth-file FILE (NULL: the environment) into @p o's user
  * and password (pointing into @p user and @p pw, or NULL when empty).
  * @return 0 or EXIT_USAGE (reported) */
-struct l2_opts;
-int l2_auth_opts(const char *cmd, const char *file, struct l2_opts *o, char *user, size_t ucap,
-		 char *pw, size_t pcap);
-/* util.c: why an entry read from a shared store (its value already opened: frame,
- * check, entry valid) is refused at @p now, or NULL: a time that no writer
- * of ours gives (inception more than L2_SKEW_S ahead; an expiry further than
- * the cache's longest TTL, 86400 s, plus L2_SKEW_S), or an rcode other than
- * NOERROR and NXDOMAIN (serve never caches another). @p why: room for the
- * sentence. Expired entries are the caller's (a miss, not refused). */
-#define L2_SKEW_S 300
-const char *l2_entry_refused(const dnsnap_hdr_t *h, uint32_t now, char *why, size_t cap);
+struct dnsnap_l2_opts;
+int l2_auth_opts(const char *cmd, const char *file, struct dnsnap_l2_opts *o, char *user,
+		 size_t ucap, char *pw, size_t pcap);
 int import_from_l2(const char *url, const char *out, const char *prefix, const char *auth_file,
 		   uint32_t now, unsigned long long wait, int json);
 int export_to_l2(const char *path, const char *url, const char *prefix, const char *auth_file,
@@ -251,6 +244,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 int cmd_stats(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_control(int argc, char **argv);
 
 
 #endif

@@ -111,6 +111,8 @@ int cmd_import(int argc, char **argv)
 	if (same_file(in, 0, out, 1))
 		return fail("import", out, "is the stream being imported (%s); not overwriting it",
 			    in_name);
+	if (target_ok("import", out)) /* before the stream is read (a pipe reads once) */
+		return EXIT_USAGE;
 	int fd = std_in ? 0 : open(in, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fail("import", in, "%s", strerror(errno));

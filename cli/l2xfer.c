@@ -1,11 +1,13 @@
 /*
  * l2xfer.c: `dnsnap import --from URL -o SNAP` and `dnsnap export SNAP --to
  * URL`: a snapshot from, or to, the shared second level (Redis) that `dnsnap
- * serve --l2` fills, so that a new host starts warm (cli/l2 is the client).
+ * serve --l2` fills, so that a new host starts warm (libdnsnap-l2's bulk
+ * calls, <dnsnap/l2.h>).
  *
  * import --from: every key under the prefix (SCAN on every master, pipelined
- * GETs), each value opened as untrusted (dnsnap_l2_value_open(): frame,
- * check against its key, entry) and its key decoded; live ones (Expiry after
+ * GETRANGEs), each value taken as untrusted (dnsnap_l2_value_accept() with
+ * the default policy: the key, frame, check against the key, entry, times,
+ * rcode, the records against the key's type); live ones (Expiry after
  * --now) go into an in-memory cache, which is then published as SNAP (sorted,
  * atomic: the old SNAP stays whole until the rename). A bad value is
  * skipped and counted, never written. A key SCAN gives twice is kept once.
@@ -30,16 +32,16 @@
 
 int l2_prefix_arg(const char *cmd, const char *v)
 {
-	if (strlen(v) > L2_PREFIX_MAX)
-		return fail(cmd, NULL, "--l2-prefix: at most %d bytes", L2_PREFIX_MAX);
+	if (strlen(v) > DNSNAP_L2_PREFIX_MAX)
+		return fail(cmd, NULL, "--l2-prefix: at most %d bytes", DNSNAP_L2_PREFIX_MAX);
 	return 0;
 }
 
-int l2_auth_opts(const char *cmd, const char *file, struct l2_opts *o, char *user, size_t ucap,
-		 char *pw, size_t pcap)
+int l2_auth_opts(const char *cmd, const char *file, struct dnsnap_l2_opts *o, char *user,
+		 size_t ucap, char *pw, size_t pcap)
 {
 	char e[512];
-	if (l2_auth_load(file, user, ucap, pw, pcap, e, sizeof e) != 0)
+	if (dnsnap_l2_auth_load(file, user, ucap, pw, pcap, e, sizeof e) != 0)
 		return fail(cmd, NULL, "--l2-auth-file: %s", e);
 	o->user = user[0] ? user : NULL;
 	o->password = pw[0] ? pw : NULL;
@@ -50,9 +52,11 @@ struct import_ctx {
 	dnsnap_cache_t *cache;
 	uint32_t now;
 	uint64_t read, live, expired, bad;
+	int err;                 /* the in-memory cache's, which stopped the scan */
 	char first_bad[300];
 };
 
+/* One value of the scan. @return 0, or 1 (x->err) to stop it */
 static int import_one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val,
 		      size_t len)
 {
@@ -60,17 +64,12 @@ static int import_one(void *arg, const uint8_t *key, size_t key_len, const uint8
 	const uint8_t *e;
 	size_t el;
 	dnsnap_diag_t d = { 0 };
-	dnsnap_key_t k;
-	dnsnap_hdr_t h;
 	x->read++;
-	int err = dnsnap_key_decode(key, key_len, &k, &d);
-	if (err != DNSNAP_OK)
-		snprintf(d.msg, sizeof d.msg, "a key that is no dnsnap key (%s)", dnsnap_errname(err));
-	else if ((err = dnsnap_l2_value_open(key, key_len, val, len, &e, &el, &d)) == DNSNAP_OK)
-		err = dnsnap_entry_header(e, el, &h, &d);
-	if (err == DNSNAP_OK && l2_entry_refused(&h, x->now, d.msg, sizeof d.msg) != NULL) {
-		err = DNSNAP_EFIELD;
-		d.offset = DNSNAP_L2_HDR;
+	/* the default policy: the snapshot's future server's is not known here */
+	int err = dnsnap_l2_value_accept(NULL, key, key_len, val, len, x->now, &e, &el, &d);
+	if (err == DNSNAP_ENOTFOUND) {
+		x->expired++;
+		return 0;
 	}
 	if (err != DNSNAP_OK) {
 		if (x->bad++ == 0)
@@ -78,13 +77,11 @@ static int import_one(void *arg, const uint8_t *key, size_t key_len, const uint8
 				 d.offset);
 		return 0;
 	}
-	if (h.expiry <= x->now) {
-		x->expired++;
-		return 0;
-	}
 	err = dnsnap_cache_insert_entry(x->cache, key, key_len, e, el);
-	if (err != DNSNAP_OK)
-		return err;
+	if (err != DNSNAP_OK) {
+		x->err = err;
+		return 1;
+	}
 	x->live++;
 	return 0;
 }
@@ -94,38 +91,35 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 {
 	static const char cmd[] = "import";
 	static char user[256], pw[1024];
-	struct l2_opts o = { .url = url, .prefix = prefix };
+	dnsnap_l2_opts_t o = { .url = url, .prefix = prefix };
 	if (l2_auth_opts(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
 		return EXIT_USAGE;
-	dnsnap_snap_lock_t *lk;
-	if (lock_snap(cmd, out, wait, &lk))
+	if (target_ok(cmd, out)) /* before Redis is read: checked again under the lock */
 		return EXIT_USAGE;
 	int rc = EXIT_USAGE;
 	struct import_ctx x = { .now = now };
-	struct l2_bulk *b = NULL;
+	dnsnap_l2_bulk_t *b = NULL;
 	dnsnap_cache_opts_t co;
 	dnsnap_cache_opts_default(&co);
 	co.max_bytes = 0; /* all of it: the snapshot is the point */
-	co.max_ttl = DNSNAP_TTL_MAX;
-	co.max_neg_ttl = DNSNAP_TTL_MAX;
 	char e[512];
 	int err = dnsnap_cache_new(&co, &x.cache);
 	if (err != DNSNAP_OK) {
 		fail(cmd, NULL, "%s", dnsnap_strerror(err));
 		goto out;
 	}
-	if (l2_bulk_open(&o, &b, e, sizeof e) != 0) {
+	if (dnsnap_l2_bulk_open(&o, &b, e, sizeof e) != 0) {
 		fail(cmd, url, "%s", e);
 		goto out;
 	}
 	uint64_t skipped = 0;
-	int r = l2_bulk_scan(b, import_one, &x, &skipped, e, sizeof e);
+	int r = dnsnap_l2_bulk_scan(b, import_one, &x, &skipped, e, sizeof e);
 	if (r < 0) {
 		fail(cmd, url, "%s", e);
 		goto out;
 	}
 	if (r > 0) {
-		fail(cmd, NULL, "the in-memory cache: %s", dnsnap_strerror(r));
+		fail(cmd, NULL, "the in-memory cache: %s", dnsnap_strerror(x.err));
 		goto out;
 	}
 	x.bad += skipped;
@@ -134,18 +128,22 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 		 * warm snapshot */
 		fprintf(stderr, "dnsnap import: %s: no live entry under the prefix \"%s\" (%llu "
 			"keys read: %llu expired, %llu bad): %s left as it was\n", url,
-			prefix ? prefix : L2_DEFAULT_PREFIX, (unsigned long long)(x.read + skipped),
+			prefix ? prefix : DNSNAP_L2_DEFAULT_PREFIX,
+			(unsigned long long)(x.read + skipped),
 			(unsigned long long)x.expired, (unsigned long long)x.bad, out);
 		rc = EXIT_NONE;
 		goto out;
 	}
-	dnsnap_snap_write_stats_t st = { 0 };
 	dnsnap_diag_t d = { 0 };
-	err = dnsnap_snap_write(x.cache, out, now, &st, &d);
+	dnsnap_publish_opts_t po = { .now = now, .wait_seconds = (int)wait,
+				     .flags = DNSNAP_PUBLISH_REPLACE };
+	dnsnap_publish_stats_t ps;
+	err = dnsnap_snap_publish(x.cache, out, &po, NULL, &ps, &d);
 	if (err != DNSNAP_OK) {
-		fail(cmd, NULL, "%s", d.msg[0] ? d.msg : dnsnap_strerror(err));
+		publish_fail(cmd, out, err, &d, &ps, wait);
 		goto out;
 	}
+	const dnsnap_snap_write_stats_t st = ps.write;
 	if (json) {
 		jw_t j;
 		jw_init(&j, stdout);
@@ -175,15 +173,14 @@ int import_from_l2(const char *url, const char *out, const char *prefix, const c
 			skipped ? " (some were not strings or too long)" : "");
 	rc = 0;
 out:
-	l2_bulk_close(b);
+	dnsnap_l2_bulk_close(b);
 	dnsnap_cache_free(x.cache);
-	dnsnap_snap_unlock(lk);
 	explicit_bzero(pw, sizeof pw);
 	return rc;
 }
 
 struct export_ctx {
-	struct l2_bulk *b;
+	dnsnap_l2_bulk_t *b;
 	uint32_t now;
 	int64_t shift_ms;        /* the real clock - --now, 0 without --now */
 	uint64_t sent, expired;
@@ -206,7 +203,7 @@ static int export_one(void *arg, const uint8_t *key, size_t key_len, const uint8
 	int err = dnsnap_l2_value_seal(key, key_len, entry, entry_len, x->val, sizeof x->val, &n);
 	if (err != DNSNAP_OK)
 		return err;
-	if (l2_bulk_put(x->b, key, key_len, x->val, n,
+	if (dnsnap_l2_bulk_put(x->b, key, key_len, x->val, n,
 			(uint64_t)((int64_t)h.expiry * 1000 + x->shift_ms), x->err, sizeof x->err) != 0)
 		return 1;
 	x->sent++;
@@ -218,7 +215,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 {
 	static const char cmd[] = "export";
 	static char user[256], pw[1024];
-	struct l2_opts o = { .url = url, .prefix = prefix };
+	dnsnap_l2_opts_t o = { .url = url, .prefix = prefix };
 	if (l2_auth_opts(cmd, auth_file, &o, user, sizeof user, pw, sizeof pw))
 		return EXIT_USAGE;
 	dnsnap_snap_t *s;
@@ -236,7 +233,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 		clock_gettime(CLOCK_REALTIME, &ts);
 		x->shift_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - (int64_t)now * 1000;
 	}
-	if (l2_bulk_open(&o, &x->b, x->err, sizeof x->err) != 0) {
+	if (dnsnap_l2_bulk_open(&o, &x->b, x->err, sizeof x->err) != 0) {
 		fail(cmd, url, "%s", x->err);
 		goto out;
 	}
@@ -244,7 +241,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 	dnsnap_scan_stats_t ss = { 0 };
 	int r = dnsnap_snap_scan(s, NULL, 0, export_one, x, &ss, &d);
 	/* damaged entries were skipped: the good ones still go, then exit 2 */
-	if (r == 1 || l2_bulk_flush(x->b, x->err, sizeof x->err) != 0) {
+	if (r == 1 || dnsnap_l2_bulk_flush(x->b, x->err, sizeof x->err) != 0) {
 		fail(cmd, url, "%s", x->err);
 		goto out;
 	}
@@ -275,7 +272,7 @@ int export_to_l2(const char *path, const char *url, const char *prefix, const ch
 	rc = 0;
 out:
 	if (x != NULL)
-		l2_bulk_close(x->b);
+		dnsnap_l2_bulk_close(x->b);
 	free(x);
 	dnsnap_snap_close(s);
 	explicit_bzero(pw, sizeof pw);

@@ -508,15 +508,9 @@ int cmd_load(int argc, char **argv)
 
 	/* an existing SNAP must be a snapshot (never overwrite something else):
 	 * checked now, before the inputs are read, and again under the lock */
-	dnsnap_snap_t *base = NULL;
-	struct stat sb;
-	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-		return fail("load", path, "not a regular file: a snapshot is written beside its "
-			    "path and renamed over it");
-	if (stat(path, &sb) == 0 && open_snap("load", path, &base))
+	if (target_ok("load", path))
 		return EXIT_USAGE;
-	dnsnap_snap_close(base);
-	base = NULL;
+	struct stat sb;
 	int existed = stat(path, &sb) == 0;
 
 	load_t l = { .now = now, .now_given = now_given };

@@ -130,16 +130,18 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 	return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
 }
 
-int lock_snap(const char *cmd, const char *path, unsigned long long wait_seconds,
-	      dnsnap_snap_lock_t **lock)
+int target_ok(const char *cmd, const char *path)
 {
-	dnsnap_diag_t d;
-	int err = dnsnap_snap_lock(path, (int)wait_seconds, lock, &d);
-	if (err == -EAGAIN)
-		return fail(cmd, path, "another dnsnap is writing it (waited %llu s; see --wait)",
-			    wait_seconds);
-	if (err != DNSNAP_OK)
-		return fail(cmd, NULL, "%s", d.msg); /* the message names the file */
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0; /* none yet: made */
+	if (!S_ISREG(st.st_mode))
+		return fail(cmd, path, "not a regular file: a snapshot is written beside its path "
+			    "and renamed over it");
+	dnsnap_snap_t *s;
+	if (open_snap(cmd, path, &s))
+		return EXIT_USAGE;
+	dnsnap_snap_close(s);
 	return 0;
 }
 
@@ -490,22 +492,4 @@ void progress_end(progress_t *pg)
 const char *plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
-}
-
-/* The check of an entry from a shared store (cli.h says what it refuses) */
-const char *l2_entry_refused(const dnsnap_hdr_t *h, uint32_t now, char *why, size_t cap)
-{
-	dnsnap_cache_opts_t co;
-	dnsnap_cache_opts_default(&co);
-	unsigned rcode = h->flags & DNSNAP_EF_RCODE;
-	if (rcode != 0 && rcode != 3)
-		snprintf(why, cap, "rcode %u: only NOERROR and NXDOMAIN answers are shared", rcode);
-	else if (h->inception > now + L2_SKEW_S)
-		snprintf(why, cap, "cached %u s in the future (a clock ahead?)", h->inception - now);
-	else if (h->expiry > now && h->expiry - now > co.max_ttl + L2_SKEW_S)
-		snprintf(why, cap, "lives %u s more: longer than the cache's longest TTL (%u s)",
-			 h->expiry - now, co.max_ttl);
-	else
-		return NULL;
-	return why;
 }

@@ -484,6 +484,11 @@ void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o)
 	o->our_udp_size = 1232;
 }
 
+void dnsnap_cache_opts_get(const dnsnap_cache_t *c, dnsnap_cache_opts_t *o)
+{
+	*o = c->o;
+}
+
 /* The index hash's seed: 8 bytes from the kernel's CSPRNG. getrandom()
  * blocks only before the pool is first initialised (early boot). */
 static int draw_seed(uint64_t *seed)
@@ -754,24 +759,59 @@ int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_
 	return insert_entry(c, key, key_len, entry, entry_len, 0);
 }
 
-int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
-			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *scratch,
+int dnsnap_cache_encode(const dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
+			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *out,
 			dnsnap_diag_t *diag)
 {
-	if (c == NULL || scratch == NULL)
+	if (c == NULL || out == NULL)
 		return DNSNAP_EINVAL;
-	int err = dnsnap_msg_encode(msg, len, now, tag, tag_len, scratch, diag);
-	if (err != DNSNAP_OK)
+	int err = dnsnap_msg_encode(msg, len, now, tag, tag_len, out, diag);
+	if (err != DNSNAP_OK) {
+		out->entry_len = 0;
 		return err;
-	if (policy_ttl(c, scratch->entry) == 0) {
+	}
+	out->ttl = policy_ttl(c, out->entry);
+	if (out->ttl == 0) {
 		if (diag != NULL) {
 			diag->offset = 0;
 			snprintf(diag->msg, sizeof diag->msg, "TTL 0: nothing to cache");
 		}
 		return DNSNAP_ENOTCACHE;
 	}
-	return insert_entry(c, scratch->key, scratch->key_len, scratch->entry, scratch->entry_len,
-			    1);
+	return DNSNAP_OK;
+}
+
+int dnsnap_cache_insert_encoded(dnsnap_cache_t *c, const dnsnap_encoded_t *e)
+{
+	if (c == NULL || e == NULL)
+		return DNSNAP_EINVAL;
+	return insert_entry(c, e->key, e->key_len, e->entry, e->entry_len, 1);
+}
+
+int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
+			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *scratch,
+			dnsnap_diag_t *diag)
+{
+	int err = dnsnap_cache_encode(c, msg, len, now, tag, tag_len, scratch, diag);
+	if (err != DNSNAP_OK)
+		return err;
+	return dnsnap_cache_insert_encoded(c, scratch);
+}
+
+int dnsnap_cache_answer_entry(const dnsnap_cache_t *c, const dnsnap_query_t *q,
+			      const uint8_t *entry, size_t entry_len, uint32_t now,
+			      uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len)
+{
+	if (c == NULL)
+		return DNSNAP_EINVAL;
+	dnsnap_answer_opts_t ao = {
+		.now = now,
+		.max_size = max_size,
+		.our_udp_size = c->o.our_udp_size,
+		.min_ttl = c->o.min_ttl,
+		.max_ttl = c->o.max_ttl,
+	};
+	return dnsnap_answer_build(q, entry, entry_len, &ao, out, cap, out_len);
 }
 
 /* Answer from the memory entry under @p key: when it is fresh, or stale

@@ -76,6 +76,27 @@ size_t dnsnap__cache_deferred(dnsnap_cache_t *c);
 /* The key, entry and hit count of a ref (the cache pinned). */
 void dnsnap__ref_get(const dnsnap_ref_t *r, dnsnap_refval_t *v);
 
+/* The merge of a publish (snap_write.c, snap_publish.c): what it keeps. */
+typedef struct dnsnap__merge_opts {
+	uint32_t now;            /* entries live at now are kept ... */
+	uint32_t stale_window;   /* ... and those expired less than this long ago */
+	uint64_t max_bytes;      /* at most this, in the cache's accounting (0: no bound) */
+	int (*exclude)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		       size_t entry_len);
+	void *exclude_arg;
+} dnsnap__merge_opts_t;
+
+typedef struct dnsnap__merge_counts {
+	uint64_t excluded;       /* left out by the exclusion filter */
+	uint64_t over_bound;     /* left out by the bound, the least valuable */
+	uint64_t stale;          /* written expired (within the stale window) */
+} dnsnap__merge_counts_t;
+
+/* dnsnap_snap_merge() with those options; @p counts may be NULL */
+int dnsnap__snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path,
+		       const dnsnap__merge_opts_t *o, dnsnap_snap_write_stats_t *stats,
+		       dnsnap__merge_counts_t *counts, dnsnap_diag_t *d);
+
 /* Where the index puts @p key: its shard (0-15), and its 64-bit hash in
  * *hash when not NULL. For tests: the hash is seeded per cache. */
 unsigned dnsnap__cache_shard_of(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,

@@ -129,6 +129,10 @@ typedef struct dnsnap_cache_opts {
 /** Fill @p o with the defaults documented above. */
 void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o);
 
+/** The options @p c works with: those it was created with, the defaults for
+ * NULL, with stale_window and our_udp_size as dnsnap_cache_new() bounds them. */
+void dnsnap_cache_opts_get(const dnsnap_cache_t *c, dnsnap_cache_opts_t *o);
+
 /**
  * Create a cache. @p o may be NULL (defaults). The index hash is seeded with
  * 8 bytes from getrandom() (which blocks until the kernel's pool is first
@@ -159,6 +163,44 @@ void dnsnap_cache_free(dnsnap_cache_t *c);
 int dnsnap_cache_insert(dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
 			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *scratch,
 			dnsnap_diag_t *diag);
+
+/**
+ * Encode a DNS response as dnsnap_cache_insert() would insert it, without
+ * inserting it: the key and entry of dnsnap_msg_encode(), with the cache's
+ * TTL policy applied (the entry's Expiry capped by max_ttl, or by
+ * max_neg_ttl for NXDOMAIN and NODATA, raised to min_ttl; @p out->ttl is
+ * the result). One encoding then serves everything a miss needs: insert it
+ * (dnsnap_cache_insert_encoded()), answer the clients that waited from it
+ * (dnsnap_cache_answer_entry()), seal it for a shared store
+ * (dnsnap_l2_value_seal()): the policy is applied once, to all of them.
+ *
+ * @param out  the caller's buffer (one per thread)
+ * @return DNSNAP_OK; DNSNAP_ENOTCACHE when the TTL is 0 after the policy
+ *         (nothing to cache; @p out still holds the entry, which may answer
+ *         the clients that asked); an error of dnsnap_msg_encode() with diag
+ *         (DNSNAP_ENOTCACHE too: not a cacheable response), @p out->entry_len
+ *         then 0
+ */
+int dnsnap_cache_encode(const dnsnap_cache_t *c, const uint8_t *msg, size_t len, uint32_t now,
+			const uint8_t *tag, size_t tag_len, dnsnap_encoded_t *out,
+			dnsnap_diag_t *diag);
+
+/**
+ * Insert what dnsnap_cache_encode() made: the keep rule, the limits and the
+ * return values of dnsnap_cache_insert(). The bytes are copied.
+ */
+int dnsnap_cache_insert_encoded(dnsnap_cache_t *c, const dnsnap_encoded_t *e);
+
+/**
+ * Answer @p q from @p entry, not looked up (the one dnsnap_cache_encode()
+ * just made, or a checked value from a shared store), as the cache answers
+ * its own: its min_ttl, max_ttl and our_udp_size, no rotation
+ * (dnsnap_answer_build() with those options). No allocation.
+ * @return as dnsnap_answer_build()
+ */
+int dnsnap_cache_answer_entry(const dnsnap_cache_t *c, const dnsnap_query_t *q,
+			      const uint8_t *entry, size_t entry_len, uint32_t now,
+			      uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
 
 /**
  * Insert an already encoded key and entry (from a snapshot, an export stream,
@@ -282,16 +324,23 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
 /*
  * Threads: every dnsnap_cache_* call may run concurrently with any other on
  * the same cache, except dnsnap_cache_free(). The cache is split into shards
- * by key hash; a lookup takes no lock (it counts itself in its thread's
- * reader slot), so lookups never wait for each other, and updates the hit
- * counter and the CLOCK bit with relaxed atomics. Inserts and removals take
- * their shard's lock exclusively for the chunk, its copy and the index
- * update (encoding happens before). An entry is never freed while a lookup
- * reads it. A lookup that
- * reaches the lower tier holds the tier's lock in shared mode while it uses
- * it; dnsnap_cache_set_tier() takes it exclusively (new lookups wait for it
- * rather than starve it), so it returns once the lookups in the old tier are
- * done.
+ * by key hash. A lookup takes no lock: it counts itself in its thread's
+ * reader slot (one cache line per thread, at most 64 slots, more threads
+ * share them) and checks its shard's writing flag; only while an insert or a
+ * removal updates that shard does it wait (it sleeps on the shard's lock,
+ * then tries again). So lookups never wait for each other and write no cache
+ * line another thread's lookups write; they update the entry's hit counter
+ * and CLOCK bit with relaxed atomics. Inserts and removals encode first,
+ * then take their shard's lock exclusively for the chunk (the shard's
+ * arena), the copy into it and the index update, raise its writing flag and
+ * wait until no reader slot counts a lookup in that shard. An entry is never
+ * freed while a lookup reads it. dnsnap_cache_foreach() walks one shard at a
+ * time under its read lock: inserts into that shard wait, lookups do not;
+ * the snapshot writers copy a shard's index without its lock.
+ * A lookup that reaches the lower tier holds the tier's lock in shared mode
+ * while it uses it; dnsnap_cache_set_tier() takes it exclusively (new
+ * lookups wait for it rather than starve it), so it returns once the
+ * lookups in the old tier are done.
  */
 
 /* -------------------------------------------------------------- progress */
@@ -424,6 +473,27 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats,
 /** Give up: remove the temporary, free @p w. @p path is untouched. Accepts NULL. */
 void dnsnap_snapw_abort(dnsnap_snapw_t *w);
 
+/** The writers' lock (dnsnap_snap_lock()): opaque. */
+typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
+
+/**
+ * The file @p path finally names: symbolic links followed (at most 40 hops),
+ * a relative link read from its link's directory. The file need not exist
+ * (a dangling link gives its target). Publishing writes its temporary beside
+ * this file and renames over it, so a link stays a link; the lock is taken
+ * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
+ */
+int dnsnap_path_target(const char *path, char *out, size_t cap);
+
+/**
+ * Why a file could not be created at @p path (or a temporary beside it),
+ * creating it having failed with @p err (an errno value): one phrase for a
+ * message, such as "cannot create: directory /x does not exist", naming the
+ * directory at fault (it is looked at). Every writer's message uses it.
+ * @return @p out
+ */
+const char *dnsnap_path_create_error(const char *path, int err, char *out, size_t cap);
+
 /**
  * The writers' lock: a read-modify-write of a snapshot (merge into it, filter
  * it, replace it) holds it from before it opens the old file until after it
@@ -448,26 +518,6 @@ void dnsnap_snapw_abort(dnsnap_snapw_t *w);
  *         "PATH: another dnsnap is writing it"); DNSNAP_EINVAL when @p path
  *         exists and is not a regular file; -errno (no access, ...)
  */
-typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
-
-/**
- * The file @p path finally names: symbolic links followed (at most 40 hops),
- * a relative link read from its link's directory. The file need not exist
- * (a dangling link gives its target). Publishing writes its temporary beside
- * this file and renames over it, so a link stays a link; the lock is taken
- * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
- */
-int dnsnap_path_target(const char *path, char *out, size_t cap);
-
-/**
- * Why a file could not be created at @p path (or a temporary beside it),
- * creating it having failed with @p err (an errno value): one phrase for a
- * message, such as "cannot create: directory /x does not exist", naming the
- * directory at fault (it is looked at). Every writer's message uses it.
- * @return @p out
- */
-const char *dnsnap_path_create_error(const char *path, int err, char *out, size_t cap);
-
 int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **out,
 		     dnsnap_diag_t *diag);
 
@@ -490,10 +540,22 @@ void dnsnap_snap_unlock(dnsnap_snap_lock_t *lock);
 					 * that error is returned and nothing is written */
 
 typedef struct dnsnap_publish_opts {
-	uint32_t now;            /* Unix seconds: entries expired at now are left out */
+	uint32_t now;            /* Unix seconds: entries expired at now are left out ... */
+	uint32_t stale_window;   /* ... but those expired less than this many seconds ago
+				  * (serve-stale across a restart, RFC 8767; 0: none) */
 	int wait_seconds;        /* for the writers' lock (dnsnap_snap_lock()): 0 = do not
 				  * wait, negative = without bound */
 	unsigned flags;          /* DNSNAP_PUBLISH_* */
+	uint64_t max_bytes;      /* at most this much, as the memory cache counts its bytes
+				  * (dnsnap_cache_opts_t.max_bytes: allocations and index),
+				  * is written: when the cache and the base hold more, the
+				  * most valuable entries (most hits, then most time left;
+				  * ties: the first in key order); 0: no bound */
+	/* entries for which this returns non-zero are left out, the cache's and the
+	 * base's (a flush: what an operator removed stays removed); NULL: none */
+	int (*exclude)(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		       size_t entry_len);
+	void *exclude_arg;
 } dnsnap_publish_opts_t;
 
 typedef struct dnsnap_publish_stats {
@@ -504,6 +566,9 @@ typedef struct dnsnap_publish_stats {
 				  * DNSNAP_E* code; DNSNAP_PUBLISH_REPLACE_BAD) and was
 				  * replaced without being read */
 	char base_msg[256];      /* ... why, as dnsnap_snap_open() said it */
+	uint64_t excluded;       /* left out by o->exclude */
+	uint64_t over_bound;     /* left out by o->max_bytes (the least valuable) */
+	uint64_t stale;          /* written expired, within o->stale_window */
 } dnsnap_publish_stats_t;
 
 /**
@@ -553,8 +618,9 @@ typedef int (*dnsnap_publish_fill_fn)(void *arg, dnsnap_snap_t *base, dnsnap_sna
  * dnsnap_snap_publish() for writers that produce the entries themselves in
  * key order (a filter of the base, a stream): the same lock, base rules,
  * temporary, sync, rename and map, with @p fill writing the entries. A
- * damaged base is @p fill's to judge (it reads it); DNSNAP_PUBLISH_DROP_DAMAGED
- * does not apply. @return as dnsnap_snap_publish(), or @p fill's positive value
+ * damaged base is @p fill's to judge (it reads it); DNSNAP_PUBLISH_DROP_DAMAGED,
+ * stale_window, max_bytes and exclude do not apply (what to write is the
+ * fill's). @return as dnsnap_snap_publish(), or @p fill's positive value
  * (nothing published; stats set)
  */
 int dnsnap_snap_publish_fill(const char *path, const dnsnap_publish_opts_t *o,
@@ -806,7 +872,10 @@ int dnsnap_import_into(int fd, dnsnap_snapw_t *w, uint32_t now,
 
 /*
  * The value dnsnap keeps for a key in a shared store (Redis: `dnsnap serve
- * --l2`, `export --to`, `import --from`): spec/FORMAT.md, "L2 value".
+ * --l2`, `export --to`, `import --from`): spec/FORMAT.md, "L2 value". The
+ * value's format and its acceptance rule are libdnsnap's (they need no Redis
+ * client); the client that reads and writes them is libdnsnap-l2's
+ * (<dnsnap/l2.h>).
  *
  *   Magic D5 4E 53 4C | Major | Minor | Entry | L2_Check (u64 LE)
  *
@@ -841,6 +910,42 @@ int dnsnap_l2_value_seal(const uint8_t *key, size_t key_len, const uint8_t *entr
  */
 int dnsnap_l2_value_open(const uint8_t *key, size_t key_len, const uint8_t *val, size_t len,
 			 const uint8_t **entry, size_t *entry_len, dnsnap_diag_t *diag);
+
+/** The clock skew a value's times are given (seconds): dnsnap_l2_value_accept(). */
+#define DNSNAP_L2_SKEW_S 300
+
+/**
+ * Whether a value read from a shared store under @p key may be used by the
+ * cache @p c at @p now: the one check every reader of a value makes (`dnsnap
+ * serve --l2`, `import --from`). In this order:
+ * - the key: dnsnap_key_decode();
+ * - the value: dnsnap_l2_value_open() (frame, L2_Check against @p key, the
+ *   entry validated);
+ * - the times and rcode a dnsnap writer with @p c's policy gives
+ *   (dnsnap_cache_opts_get(); NULL: the default options): Inception at most
+ *   DNSNAP_L2_SKEW_S after @p now; Expiry at most now + the longest life the
+ *   policy gives (max_ttl, or max_neg_ttl for NXDOMAIN and NODATA, raised to
+ *   min_ttl; no bound when that cap is 0) + DNSNAP_L2_SKEW_S; rcode NOERROR
+ *   or NXDOMAIN;
+ * - the records answer the key (spec/DECISIONS.md, "What an L2 value must
+ *   answer"; RFC 1034 4.3.2): each answer-section record is of the key's type
+ *   (any for ANY) and class at the query name or a name its CNAME chain
+ *   reaches, or a CNAME there (the chain goes on at its target), or a DNAME
+ *   or RRSIG at one of those names or above one; a positive entry (kind
+ *   ANSWER) has at least one such record of the key's type or a CNAME;
+ * - then the Expiry against @p now.
+ * On DNSNAP_OK, *entry points into @p val (ready for
+ * dnsnap_cache_insert_entry() under @p key).
+ * @return DNSNAP_OK; DNSNAP_ENOTFOUND: a good value, expired at @p now (a miss,
+ *         not damage); an error of dnsnap_key_decode() with diag->offset into
+ *         @p key; an error of dnsnap_l2_value_open(); DNSNAP_EFIELD for a
+ *         refusal by the policy or the records, with diag->offset into @p val
+ *         (DNSNAP_L2_HDR + 0: Inception, + 4: Expiry, + 12: the rcode or kind,
+ *         + the record's offset in the entry); DNSNAP_EINVAL
+ */
+int dnsnap_l2_value_accept(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+			   const uint8_t *val, size_t len, uint32_t now, const uint8_t **entry,
+			   size_t *entry_len, dnsnap_diag_t *diag);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
  * everything a snapshot read does: the frame, the check, then the entry as
  * untrusted data (dnsnap_entry_validate()).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <xxhash.h>
@@ -82,6 +83,159 @@ int dnsnap_l2_value_open(const uint8_t *key, size_t key_len, const uint8_t *val,
 		return err;
 	}
 	*entry = val + DNSNAP_L2_HDR;
+	*entry_len = n;
+	return DNSNAP_OK;
+}
+
+/* ------------------------------------------------------------ acceptance */
+
+#define T_CNAME 5
+#define T_DNAME 39
+#define T_RRSIG 46
+#define T_ANY 255
+#define C_ANY 255
+#define CHAIN_MAX 64 /* names a CNAME chain reaches (resolvers stop at 8 to 16) */
+
+/* The names of the chain so far: the query name, then each CNAME's target */
+struct chain {
+	const uint8_t *name[CHAIN_MAX];
+	size_t len[CHAIN_MAX];
+	unsigned n;
+};
+
+static int chain_has(const struct chain *ch, const uint8_t *name, size_t len)
+{
+	for (unsigned i = 0; i < ch->n; i++)
+		if (dnsnap_name_eq(ch->name[i], ch->len[i], name, len))
+			return 1;
+	return 0;
+}
+
+/* Whether @p owner is a name of the chain or above one (a DNAME's owner, the
+ * owner of its RRSIG): some chain name ends with its labels. */
+static int chain_under(const struct chain *ch, const uint8_t *owner, size_t len)
+{
+	for (unsigned i = 0; i < ch->n; i++)
+		for (size_t p = 0; p < ch->len[i]; p += (size_t)ch->name[i][p] + 1)
+			if (dnsnap_name_eq(ch->name[i] + p, ch->len[i] - p, owner, len))
+				return 1;
+	return 0;
+}
+
+/*
+ * Whether the answer section answers the key (spec/DECISIONS.md, "What an
+ * L2 value must answer"), RFC 1034 4.3.2 read in the order a resolver writes
+ * it: every record is of the key's type (any type for ANY) and class at a
+ * name of the chain, or a CNAME at a name of the chain (its target joins
+ * the chain), or a DNAME or RRSIG at a name of the chain or above one; and a
+ * positive entry (kind ANSWER) holds at least one of the first two.
+ * @return DNSNAP_OK or DNSNAP_EFIELD with diag at the record (@p base: where
+ * the entry starts in the value)
+ */
+static int answers_key(const dnsnap_key_t *k, const uint8_t *e, size_t n,
+		       const dnsnap_hdr_t *h, size_t base, dnsnap_diag_t *d)
+{
+	struct chain ch = { .name = { k->name }, .len = { k->name_len }, .n = 1 };
+	dnsnap_iter_t it;
+	dnsnap_rr_t rr;
+	unsigned answers = 0;
+	int r = dnsnap_iter_init(&it, e, n, k->name, k->name_len);
+	while (r == DNSNAP_OK && (r = dnsnap_iter_next(&it, &rr)) == 1 &&
+	       rr.section == DNSNAP_SEC_ANSWER) {
+		int at = chain_has(&ch, rr.owner, rr.owner_len);
+		int cls = k->qclass == C_ANY || rr.rclass == k->qclass;
+		r = DNSNAP_OK;
+		if (at && cls && (rr.type == k->qtype || k->qtype == T_ANY)) {
+			answers++;
+		} else if (at && cls && rr.type == T_CNAME) {
+			int tl = dnsnap_name_len(rr.rdata, rr.rdlen);
+			if (ch.n == CHAIN_MAX || tl < 0)
+				return dnsnap__diag(d, DNSNAP_EFIELD, base + rr.offset,
+						    "a CNAME chain of more than %d names",
+						    CHAIN_MAX);
+			ch.name[ch.n] = rr.rdata;
+			ch.len[ch.n++] = (size_t)tl;
+			answers++;
+		} else if (!((rr.type == T_DNAME || rr.type == T_RRSIG) &&
+			     chain_under(&ch, rr.owner, rr.owner_len))) {
+			return dnsnap__diag(d, DNSNAP_EFIELD, base + rr.offset,
+					    "answer record %u (type %u class %u%s) does not answer "
+					    "the key's type %u class %u", rr.index, rr.type,
+					    rr.rclass, at ? "" : ", at a name off the CNAME chain",
+					    k->qtype, k->qclass);
+		}
+	}
+	if (r < 0)
+		return dnsnap__diag(d, r, base + it.err_off, "the records: %s", dnsnap_strerror(r));
+	if (answers == 0 && dnsnap_hdr_kind(h) == DNSNAP_KIND_ANSWER)
+		return dnsnap__diag(d, DNSNAP_EFIELD, base + 12,
+				    "a positive answer with no record of the key's type %u, nor a "
+				    "CNAME", k->qtype);
+	return DNSNAP_OK;
+}
+
+/*
+ * The times and rcode a writer with the reader's policy gives: cached at most
+ * DNSNAP_L2_SKEW_S in the future, living at most the policy's longest life
+ * (its max_ttl, max_neg_ttl for NXDOMAIN and NODATA, raised to min_ttl as
+ * the cache raises TTLs; 0: no cap) plus DNSNAP_L2_SKEW_S, NOERROR or NXDOMAIN.
+ */
+static int policy_ok(const dnsnap_cache_opts_t *o, const dnsnap_hdr_t *h, uint32_t now,
+		     dnsnap_diag_t *d)
+{
+	unsigned rcode = dnsnap_hdr_rcode(h), kind = dnsnap_hdr_kind(h);
+	int32_t ahead = (int32_t)(h->inception - now), left = (int32_t)(h->expiry - now);
+	int negative = kind == DNSNAP_KIND_NXDOMAIN || kind == DNSNAP_KIND_NODATA;
+	uint32_t cap = negative ? o->max_neg_ttl : o->max_ttl;
+	uint64_t life = cap == 0 ? UINT64_MAX : (uint64_t)(cap > o->min_ttl ? cap : o->min_ttl);
+	if (rcode != 0 && rcode != 3)
+		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 12,
+				    "rcode %u: only NOERROR and NXDOMAIN answers are shared",
+				    rcode);
+	if (ahead > (int32_t)DNSNAP_L2_SKEW_S)
+		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 0,
+				    "cached %d s in the future (a clock ahead?)", (int)ahead);
+	if (left > 0 && life != UINT64_MAX && (uint64_t)left > life + DNSNAP_L2_SKEW_S)
+		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 4,
+				    "lives %d s more: longer than the cache's longest %s (%llu s)",
+				    (int)left, negative ? "negative TTL" : "TTL",
+				    (unsigned long long)life);
+	return DNSNAP_OK;
+}
+
+int dnsnap_l2_value_accept(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+			   const uint8_t *val, size_t len, uint32_t now, const uint8_t **entry,
+			   size_t *entry_len, dnsnap_diag_t *d)
+{
+	dnsnap_cache_opts_t o;
+	dnsnap_key_t k;
+	dnsnap_hdr_t h;
+	const uint8_t *e;
+	size_t n;
+	if (key == NULL || val == NULL || entry == NULL || entry_len == NULL)
+		return DNSNAP_EINVAL;
+	int err = dnsnap_key_decode(key, key_len, &k, d);
+	if (err != DNSNAP_OK) {
+		char why[sizeof d->msg];
+		snprintf(why, sizeof why, "%s", d ? d->msg : "");
+		return dnsnap__diag(d, err, d ? d->offset : 0, "the key is no dnsnap key (%s): %s",
+				    dnsnap_errname(err), why);
+	}
+	if ((err = dnsnap_l2_value_open(key, key_len, val, len, &e, &n, d)) != DNSNAP_OK)
+		return err;
+	if ((err = dnsnap_entry_header(e, n, &h, d)) != DNSNAP_OK) /* validated: cannot fail */
+		return err;
+	if (c != NULL)
+		dnsnap_cache_opts_get(c, &o);
+	else
+		dnsnap_cache_opts_default(&o);
+	if ((err = policy_ok(&o, &h, now, d)) != DNSNAP_OK ||
+	    (err = answers_key(&k, e, n, &h, DNSNAP_L2_HDR, d)) != DNSNAP_OK)
+		return err;
+	if ((int32_t)(h.expiry - now) <= 0)
+		return dnsnap__diag(d, DNSNAP_ENOTFOUND, DNSNAP_L2_HDR + 4, "expired %d s ago",
+				    (int)(now - h.expiry));
+	*entry = e;
 	*entry_len = n;
 	return DNSNAP_OK;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../format/internal.h"
+#include "cache_internal.h"
 #include "dnsnap.h"
 
 /* Whether an error of dnsnap_snap_open() is damage (the file is a snapshot
@@ -97,8 +98,16 @@ static int publish_locked(dnsnap_cache_t *c, const char *path, const dnsnap_publ
 	if (c != NULL) {
 		if (base != NULL && !(o->flags & DNSNAP_PUBLISH_DROP_DAMAGED))
 			err = base_whole(base, path, &ps->write.base_bad, d);
+		dnsnap__merge_opts_t mo = {
+			.now = o->now, .stale_window = o->stale_window, .max_bytes = o->max_bytes,
+			.exclude = o->exclude, .exclude_arg = o->exclude_arg,
+		};
+		dnsnap__merge_counts_t mc = { 0 };
 		if (err == DNSNAP_OK)
-			err = dnsnap_snap_merge(c, base, path, o->now, &ps->write, d);
+			err = dnsnap__snap_merge(c, base, path, &mo, &ps->write, &mc, d);
+		ps->excluded = mc.excluded;
+		ps->over_bound = mc.over_bound;
+		ps->stale = mc.stale;
 	} else {
 		dnsnap_snapw_t *w;
 		err = dnsnap_snapw_begin(path, &w, d);

@@ -695,19 +695,99 @@ int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dns
 }
 
 /* The merge of the cache's entries (a stream in key order) with a base
- * snapshot's entries as the walk delivers them, in key order. */
+ * snapshot's entries as the walk delivers them, in key order. Every entry
+ * the merge keeps goes through emit(): the exclusion filter, then either the
+ * selection pass of a bounded write (its value and cost recorded, nothing
+ * written) or the file (a bounded write's second pass keeps only what the
+ * selection chose). */
 typedef struct merge {
-	dnsnap_snapw_t *w;
+	dnsnap_snapw_t *w;       /* NULL in a bounded write's selection pass */
 	stream_t cs;
-	uint32_t now;
+	uint32_t now;            /* live at now ... */
+	uint32_t cutoff;         /* ... or expired after cutoff (now - stale window) */
+	const dnsnap__merge_opts_t *o;
 	dnsnap_snap_write_stats_t st;
+	dnsnap__merge_counts_t mc;
+	/* a bounded write: the selection's values, then its threshold */
+	uint64_t *vals;
+	size_t nvals, capvals;
+	uint64_t cost;           /* of what the selection pass saw */
+	uint64_t threshold;      /* the second pass keeps values above it ... */
+	uint64_t ties;           /* ... and this many equal to it, the first in key order */
+	uint64_t used;           /* the second pass: cost written so far */
+	int bounded;
+	int wrote;               /* emit() wrote the last entry it was given */
 	dnsnap_diag_t *d;
 	int err;
 } merge_t;
 
+/* What keeping an entry costs the memory cache: its allocation (a size class:
+ * 16-byte steps to 128, then four classes per doubling, as jemalloc's) and
+ * its index slot (8 bytes at a load between 53% and 80%). The bound of a
+ * bounded write is in these units, the cache's own. */
+static uint64_t entry_cost(size_t key_len, size_t entry_len)
+{
+	uint64_t n = 9 + (uint64_t)key_len + entry_len, c = 16;
+	if (n <= 128)
+		return (n + 15) / 16 * 16 + 12;
+	while (c * 2 < n)
+		c *= 2;
+	uint64_t step = c / 4;
+	return (n + step - 1) / step * step + 12;
+}
+
+/* An entry's value to a bounded write: hits first, then time left. */
+static uint64_t entry_value(const uint8_t *entry, uint32_t hits, uint32_t now)
+{
+	int32_t left = (int32_t)(ld32le(entry + 4) - now);
+	return (uint64_t)hits << 32 | (uint32_t)(left > 0 ? left : 0);
+}
+
+static int emit(merge_t *m, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		size_t entry_len, const uint32_t *live_hits)
+{
+	const dnsnap__merge_opts_t *o = m->o;
+	m->wrote = 0;
+	if (o->exclude != NULL && o->exclude(o->exclude_arg, key, key_len, entry, entry_len)) {
+		m->mc.excluded++;
+		return DNSNAP_OK;
+	}
+	if (m->bounded) {
+		uint32_t hits = live_hits != NULL ? *live_hits : ld32le(entry + 8);
+		uint64_t v = entry_value(entry, hits, m->now);
+		if (m->w == NULL) { /* the selection pass */
+			if (m->nvals == m->capvals) {
+				size_t nc = m->capvals ? m->capvals * 2 : 4096;
+				uint64_t *nv = realloc(m->vals, nc * 2 * sizeof *nv);
+				if (nv == NULL)
+					return dnsnap__diag(m->d, DNSNAP_ENOMEM, 0, "out of memory");
+				m->vals = nv;
+				m->capvals = nc;
+			}
+			m->vals[2 * m->nvals] = v;
+			m->vals[2 * m->nvals + 1] = entry_cost(key_len, entry_len);
+			m->nvals++;
+			return DNSNAP_OK;
+		}
+		uint64_t cost = entry_cost(key_len, entry_len);
+		if (v < m->threshold || (v == m->threshold &&
+					 (m->ties == 0 || m->used + cost > o->max_bytes))) {
+			m->mc.over_bound++;
+			return DNSNAP_OK;
+		}
+		if (v == m->threshold)
+			m->ties--;
+		m->used += cost;
+	}
+	if (!dnsnap__entry_live(entry, m->now))
+		m->mc.stale++;
+	m->wrote = 1;
+	return snapw_put(m->w, key, key_len, entry, entry_len, live_hits, m->d);
+}
+
 static int merge_put_ref(merge_t *m, const dnsnap_refval_t *v)
 {
-	return snapw_put(m->w, v->key, v->key_len, v->entry, v->entry_len, &v->hits, m->d);
+	return emit(m, v->key, v->key_len, v->entry, v->entry_len, &v->hits);
 }
 
 static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
@@ -728,45 +808,111 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 	/* the scan hands over checked entries only: the damaged are counted */
 	if (r != NULL && c == 0) { /* both hold the key: the later Inception wins,
 				    * but for the keep rule; the cache's entries are
-				    * live, an expired base entry never wins */
+				    * kept ones, a base entry past the cutoff never wins */
 		stream_next(&m->cs);
 		const uint8_t *ce = v.entry;
 		int base_wins = 0;
-		if (!dnsnap__entry_live(entry, m->now))
+		if (!dnsnap__entry_live(entry, m->cutoff))
 			base_wins = 0;
 		else if ((int32_t)(ld32le(entry) - ld32le(ce)) > 0)
 			base_wins = !dnsnap__keep_older(ce, v.entry_len, entry, entry_len);
 		else
 			base_wins = dnsnap__keep_older(entry, entry_len, ce, v.entry_len);
 		if (base_wins) {
-			m->err = snapw_put(m->w, key, key_len, entry, entry_len, NULL, m->d);
-			m->st.from_base++;
+			m->err = emit(m, key, key_len, entry, entry_len, NULL);
+			m->st.from_base += m->wrote;
 		} else {
 			m->err = merge_put_ref(m, &v);
 			m->st.replaced++;
 		}
-	} else if (!dnsnap__entry_live(entry, m->now)) {
+	} else if (!dnsnap__entry_live(entry, m->cutoff)) {
 		m->st.base_expired++;
 	} else {
-		m->err = snapw_put(m->w, key, key_len, entry, entry_len, NULL, m->d);
-		m->st.from_base++;
+		m->err = emit(m, key, key_len, entry, entry_len, NULL);
+		m->st.from_base += m->wrote;
 	}
 	return m->err != DNSNAP_OK;
+}
+
+/* One pass of the merge over the collected refs and @p base: into the file
+ * (m->w), or the selection of a bounded write (m->w NULL). */
+static int merge_pass(merge_t *m, const collect_t *cl, dnsnap_snap_t *base, const char *path)
+{
+	int err = DNSNAP_OK;
+	m->st = (dnsnap_snap_write_stats_t){ 0 };
+	m->mc = (dnsnap__merge_counts_t){ 0 };
+	m->used = 0;
+	stream_init(&m->cs, cl->run);
+	if (base != NULL) {
+		dnsnap_scan_stats_t ss;
+		dnsnap_diag_t sd;
+		err = dnsnap_snap_scan(base, NULL, 0, merge_base, m, &ss, &sd);
+		m->st.base_bad = ss.damaged;
+		if (err == 1)
+			err = m->err;
+		else if (err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM || err == DNSNAP_EINVAL)
+			err = dnsnap__diag(m->d, err, 0, "%s: reading the base snapshot: %s", path,
+					   sd.msg);
+		else
+			err = DNSNAP_OK; /* damage: left out, counted in base_bad */
+	}
+	const dnsnap_ref_t *r;
+	while (err == DNSNAP_OK && (r = stream_peek(&m->cs)) != NULL) {
+		dnsnap_refval_t v;
+		dnsnap__ref_get(r, &v);
+		stream_next(&m->cs);
+		err = merge_put_ref(m, &v);
+	}
+	return err;
+}
+
+static int val_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* A bounded write's choice: the most valuable entries the bound holds. Sets
+ * the threshold and how many entries of exactly that value go in (the first
+ * in key order). @return 1 when everything fits (no bound to apply) */
+static int choose(merge_t *m)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < m->nvals; i++)
+		total += m->vals[2 * i + 1];
+	if (total <= m->o->max_bytes)
+		return 1;
+	qsort(m->vals, m->nvals, 2 * sizeof *m->vals, val_desc);
+	uint64_t used = 0;
+	size_t i = 0;
+	while (i < m->nvals && used + m->vals[2 * i + 1] <= m->o->max_bytes)
+		used += m->vals[2 * i++ + 1];
+	if (i == 0) { /* not even the best one fits: keep none */
+		m->threshold = UINT64_MAX;
+		m->ties = 0;
+		return 0;
+	}
+	m->threshold = m->vals[2 * (i - 1)];
+	m->ties = 0;
+	for (size_t j = 0; j < i; j++)
+		m->ties += m->vals[2 * j] == m->threshold;
+	return 0;
 }
 
 /* Write the cache's entries, merged with @p base's when not NULL. The cache
  * stays pinned from before its shards are read until the last of its
  * entries is in the file: removed entries are kept until then. */
-int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,
-		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+int dnsnap__snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path,
+		       const dnsnap__merge_opts_t *o, dnsnap_snap_write_stats_t *stats,
+		       dnsnap__merge_counts_t *counts, dnsnap_diag_t *d)
 {
-	if (c == NULL || path == NULL)
+	if (c == NULL || path == NULL || o == NULL)
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	collect_t *cl = dnsnap_calloc(1, sizeof *cl);
 	if (cl == NULL)
 		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
 	cl->c = c;
-	cl->now = now;
+	cl->now = o->now - o->stale_window; /* kept: what expired after that */
 	dnsnap__cache_pin(c);
 	int err = collect_all(cl);
 	if (err != DNSNAP_OK) {
@@ -774,33 +920,27 @@ int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, 
 		dnsnap_free(cl);
 		return dnsnap__diag(d, err, 0, "%s: out of memory reading the cache", path);
 	}
-	merge_t m = { .now = now, .d = d };
-	stream_init(&m.cs, cl->run);
-	err = dnsnap_snapw_begin(path, &m.w, d);
-	if (err == DNSNAP_OK && base != NULL) {
-		dnsnap_scan_stats_t ss;
-		dnsnap_diag_t sd;
-		err = dnsnap_snap_scan(base, NULL, 0, merge_base, &m, &ss, &sd);
-		m.st.base_bad = ss.damaged;
-		if (err == 1)
-			err = m.err;
-		else if (err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM || err == DNSNAP_EINVAL)
-			err = dnsnap__diag(d, err, 0, "%s: reading the base snapshot: %s", path, sd.msg);
-		else
-			err = DNSNAP_OK; /* damage: left out, counted in base_bad */
+	merge_t m = { .now = o->now, .cutoff = cl->now, .o = o, .d = d };
+	if (o->max_bytes != 0) { /* choose first, then write what was chosen */
+		m.bounded = 1;
+		err = merge_pass(&m, cl, base, path);
+		if (err == DNSNAP_OK && choose(&m))
+			m.bounded = 0; /* it all fits */
+		free(m.vals);
+		m.vals = NULL;
 	}
-	const dnsnap_ref_t *r;
-	while (err == DNSNAP_OK && (r = stream_peek(&m.cs)) != NULL) {
-		dnsnap_refval_t v;
-		dnsnap__ref_get(r, &v);
-		stream_next(&m.cs);
-		err = merge_put_ref(&m, &v);
-	}
-	dnsnap__cache_unpin(c); /* the entries are in the file: the rest is LMDB's */
 	if (err == DNSNAP_OK)
-		err = dnsnap_snapw_commit(m.w, &m.st, d);
-	else
-		dnsnap_snapw_abort(m.w);
+		err = dnsnap_snapw_begin(path, &m.w, d);
+	if (err == DNSNAP_OK) {
+		err = merge_pass(&m, cl, base, path);
+		dnsnap__cache_unpin(c); /* the entries are in the file: the rest is LMDB's */
+		if (err == DNSNAP_OK)
+			err = dnsnap_snapw_commit(m.w, &m.st, d);
+		else
+			dnsnap_snapw_abort(m.w);
+	} else {
+		dnsnap__cache_unpin(c);
+	}
 	if (err == DNSNAP_OK && stats != NULL) {
 		*stats = m.st;
 		stats->skipped = 0;
@@ -811,9 +951,18 @@ int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, 
 				stats->longest_pause_ms = cl->run[k].held_ms;
 		}
 	}
+	if (err == DNSNAP_OK && counts != NULL)
+		*counts = m.mc;
 	collect_free(cl);
 	dnsnap_free(cl);
 	return err;
+}
+
+int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,
+		      dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
+{
+	dnsnap__merge_opts_t o = { .now = now };
+	return dnsnap__snap_merge(c, base, path, &o, stats, NULL, d);
 }
 
 int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,

@@ -61,8 +61,57 @@ extern "C" {
 #define DNSNAP_SNAP_MAJOR 2
 #define DNSNAP_SNAP_MINOR 1
 
-/* Error codes. Values are part of the format's contract (spec/FORMAT.md,
- * "Errors"; vectors name them): append only, explicit values, never reused. */
+/*
+ * Return codes. Every fallible call of libdnsnap returns an int: DNSNAP_OK
+ * (0), or one of the negative codes below; results go through
+ * out-parameters, set only on success. The values are part of the format's
+ * contract (spec/FORMAT.md, "Errors"; the vectors name them): append only,
+ * explicit values, never reused. A dnsnap_diag_t, where a call takes one,
+ * says where (the byte offset, as the call's documentation defines it) and
+ * what, in a sentence that names the file when there is one.
+ *
+ *   DNSNAP_OK          success
+ *   -errno             a system call failed: -ENOENT, -EACCES, -ENOSPC and
+ *                      -EFBIG (disk full, file too big: nothing published),
+ *                      -EAGAIN (dnsnap_snap_lock(), dnsnap_snap_publish():
+ *                      another writer held the lock all the wait), ...;
+ *                      DNSNAP_ENOMEM, DNSNAP_EINVAL and DNSNAP_ENOSPC are
+ *                      three of them, named:
+ *   DNSNAP_ENOMEM      out of memory
+ *   DNSNAP_EINVAL      a bad argument from the caller (NULL, a length out of
+ *                      range), or a path that is not a regular file
+ *   DNSNAP_ENOSPC      the caller's output buffer is too small
+ *   DNSNAP_EMAGIC      not a dnsnap object: no magic number where the format
+ *                      puts one (a file that is not a snapshot, a stream, an
+ *                      L2 value); such a file is never replaced
+ *   DNSNAP_EVERSION    a major version this library does not read (diag
+ *                      names both); a file of a later version is never
+ *                      replaced
+ *   DNSNAP_ETRUNC      the input ends inside a field (cut short, or a file
+ *                      changed in place under a reader)
+ *   DNSNAP_ECHECKSUM   a checksum or digest does not match: damage
+ *   DNSNAP_ERESERVED   a reserved bit or value is set
+ *   DNSNAP_ENOTFOUND   no such entry (a lookup's miss: not an error to report)
+ *   DNSNAP_ELMDB       LMDB failed writing a snapshot (diag: its message)
+ *   DNSNAP_EZSTD       zstd failed (the export stream)
+ *   DNSNAP_ELABEL      a DNS label over 63 bytes, or of a bad type
+ *   DNSNAP_ENAME       a DNS name over 255 bytes
+ *   DNSNAP_EPOINTER    a compression pointer that does not point backwards
+ *   DNSNAP_ECOUNT      a DNS message's section counts overrun it
+ *   DNSNAP_ERDLEN      a record's RDLENGTH overruns the message
+ *   DNSNAP_ERDATA      rdata that does not fit its type (an A not 4 bytes)
+ *   DNSNAP_EOPT        a second OPT, an OPT outside the additional section,
+ *                      or a malformed one
+ *   DNSNAP_ENOTCACHE   a message that is not cached (QR, opcode, TC, QDCOUNT;
+ *                      TTL 0 after the cache's policy) or, for
+ *                      dnsnap_query_parse(), not a query it answers
+ *   DNSNAP_ETOOBIG     a key or entry over the format's limits, or an entry
+ *                      over a quarter of a cache shard's byte limit
+ *   DNSNAP_EFIELD      a field holds a value the format forbids (an entry's
+ *                      expiry before its inception, keys out of order)
+ *
+ * dnsnap_strerror() gives the sentence, dnsnap_errname() the name.
+ */
 enum dnsnap_err {
 	DNSNAP_OK = 0,
 	DNSNAP_ENOMEM = -ENOMEM,

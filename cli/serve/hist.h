@@ -2,7 +2,9 @@
  * hist.h: a latency histogram with fixed buckets, written by one thread (or
  * by several with relaxed atomic adds) and read by the metrics renderers.
  * The buckets are Prometheus's cumulative "le" bounds in microseconds; the
- * last counts everything above the largest bound (+Inf).
+ * last counts everything above the largest bound (+Inf). They are the
+ * library's upstream latency buckets (forward.h), so that every latency
+ * family serve renders has the same bounds.
  */
 #ifndef DNSNAP_SERVE_HIST_H
 #define DNSNAP_SERVE_HIST_H
@@ -10,14 +12,13 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define HIST_N 16
+#include "forward.h"
+
+#define HIST_N DNSNAP_FWD_LATENCY_N
 
 /* Upper bounds of the buckets, in microseconds (a bucket holds what is at
  * most its bound and above the one before). */
-static const uint32_t hist_bounds_us[HIST_N] = {
-	25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
-	250000, 500000, 1000000, 2500000,
-};
+static const uint32_t hist_bounds_us[HIST_N] = DNSNAP_FWD_LATENCY_BOUNDS_US;
 
 struct hist {
 	_Atomic uint64_t b[HIST_N + 1]; /* b[HIST_N]: above the largest bound */

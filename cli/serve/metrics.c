@@ -144,13 +144,38 @@ static void gauge(FILE *out, const char *name, const char *help, uint64_t v)
 	sample(out, name, "", v);
 }
 
+/* A histogram's counts (not cumulative), read once: serve's own (struct
+ * hist) or an upstream's (the forwarder's stats). Both have hist_bounds_us. */
+struct hist_counts {
+	uint64_t b[HIST_N + 1];
+	uint64_t sum_us;
+};
+
+static struct hist_counts of_hist(const struct hist *h)
+{
+	struct hist_counts c;
+	for (unsigned i = 0; i <= HIST_N; i++)
+		c.b[i] = atomic_load_explicit(&h->b[i], memory_order_relaxed);
+	c.sum_us = atomic_load_explicit(&h->sum_us, memory_order_relaxed);
+	return c;
+}
+
+static struct hist_counts of_upstream(const dnsnap_fwd_upstream_stats_t *u)
+{
+	struct hist_counts c;
+	memcpy(c.b, u->latency, sizeof c.b);
+	c.sum_us = u->latency_sum_us;
+	return c;
+}
+
 /* One histogram's samples; @p label: 'key="value"' (escaped), or "" */
-static void hist_samples(FILE *out, const char *name, const char *label, const struct hist *h)
+static void hist_samples(FILE *out, const char *name, const char *label,
+			 const struct hist_counts *h)
 {
 	const char *sep = label[0] ? "," : "";
 	uint64_t cum = 0;
 	for (unsigned i = 0; i <= HIST_N; i++) {
-		cum += atomic_load_explicit(&h->b[i], memory_order_relaxed);
+		cum += h->b[i];
 		fprintf(out, "%s_bucket{%s%sle=\"", name, label, sep);
 		if (i < HIST_N)
 			us_as_seconds(out, hist_bounds_us[i]);
@@ -159,9 +184,8 @@ static void hist_samples(FILE *out, const char *name, const char *label, const s
 		fprintf(out, "\"} %" PRIu64 "\n", cum);
 	}
 	fprintf(out, "%s_sum%s%s%s ", name, label[0] ? "{" : "", label, label[0] ? "}" : "");
-	us_as_seconds(out, atomic_load_explicit(&h->sum_us, memory_order_relaxed));
-	/* _count is the +Inf bucket, as the format requires, even if a writer
-	 * added to count between the loads */
+	us_as_seconds(out, h->sum_us);
+	/* _count is the +Inf bucket, as the format requires */
 	fprintf(out, "\n%s_count%s%s%s %" PRIu64 "\n", name, label[0] ? "{" : "", label,
 		label[0] ? "}" : "", cum);
 }
@@ -215,11 +239,64 @@ static void l2_prom(const struct l2_metrics *l, FILE *out)
 	gauge(out, "dnsnap_l2_nodes", "Second-level connections up.", l->nodes);
 }
 
+/* How many of @p fs->up[] to render. */
+static int nups(const dnsnap_fwd_stats_t *fs)
+{
+	return fs->nup < 0 ? 0 : fs->nup > DNSNAP_FWD_MAX_UPSTREAMS ? DNSNAP_FWD_MAX_UPSTREAMS
+								      : fs->nup;
+}
+
+/* The per-upstream families (the forwarder's dnsnap_fwd_stats()), when there
+ * are upstreams */
+static void upstream_prom(const dnsnap_fwd_stats_t *fs, FILE *out)
+{
+	static const char *const outcomes[] = { "answer", "timeout", "error", "mismatched",
+						"tcp_fallback" };
+	const dnsnap_fwd_upstream_stats_t *ups = fs->up;
+	int nup = nups(fs);
+	char lab[320];
+	struct hist_counts h;
+	if (nup == 0)
+		return;
+	family(out, "dnsnap_upstream_sent_total", "counter",
+	       "Upstream query attempts sent, over UDP and TCP.");
+	for (int u = 0; u < nup; u++) {
+		upstream_label(lab, sizeof lab, ups[u].name);
+		sample(out, "dnsnap_upstream_sent_total", lab, ups[u].queries);
+	}
+	family(out, "dnsnap_upstream_queries_total", "counter",
+	       "Upstream query attempts by outcome "
+	       "(tcp_fallback: TC=1, asked again over TCP).");
+	for (int u = 0; u < nup; u++) {
+		const dnsnap_fwd_upstream_stats_t *up = &ups[u];
+		const uint64_t v[] = { up->answers, up->timeouts, up->errors,
+				       up->mismatched, up->tcp_fallbacks };
+		char ul[300];
+		upstream_label(ul, sizeof ul, up->name);
+		for (size_t o = 0; o < sizeof v / sizeof v[0]; o++) {
+			snprintf(lab, sizeof lab, "%s,outcome=\"%s\"", ul, outcomes[o]);
+			sample(out, "dnsnap_upstream_queries_total", lab, v[o]);
+		}
+	}
+	family(out, "dnsnap_upstream_up", "gauge",
+	       "1 when an upstream is usable, 0 when marked down.");
+	for (int u = 0; u < nup; u++) {
+		upstream_label(lab, sizeof lab, ups[u].name);
+		sample(out, "dnsnap_upstream_up", lab, ups[u].healthy != 0);
+	}
+	family(out, "dnsnap_upstream_latency_seconds", "histogram",
+	       "Time from an upstream query attempt to its accepted reply.");
+	for (int u = 0; u < nup; u++) {
+		upstream_label(lab, sizeof lab, ups[u].name);
+		h = of_upstream(&ups[u]);
+		hist_samples(out, "dnsnap_upstream_latency_seconds", lab, &h);
+	}
+}
+
 void metrics_prom(const struct serve_stats *st, FILE *out)
 {
 	char lab[320];
-	int nup = st->nupstreams < 0 ? 0
-		: st->nupstreams > STATS_MAX_UPSTREAMS ? STATS_MAX_UPSTREAMS : st->nupstreams;
+	struct hist_counts h;
 
 	family(out, "dnsnap_queries_total", "counter", "DNS queries received, by transport.");
 	sample(out, "dnsnap_queries_total", "transport=\"udp\"", st->queries_udp);
@@ -258,60 +335,25 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 		"TCP connections closed for sending no whole query in time.", st->tcp_idle_closed);
 	family(out, "dnsnap_answer_latency_seconds", "histogram",
 	       "Time from a query's arrival to its reply, by where the answer came from.");
-	hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"cache\"",
-		     &st->answer_latency_cache);
-	hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"upstream\"",
-		     &st->answer_latency_upstream);
-	if (st->l2.on)
-		hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"l2\"",
-			     &st->answer_latency_l2);
+	h = of_hist(&st->answer_latency_cache);
+	hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"cache\"", &h);
+	h = of_hist(&st->answer_latency_upstream);
+	hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"upstream\"", &h);
+	if (st->l2.on) {
+		h = of_hist(&st->answer_latency_l2);
+		hist_samples(out, "dnsnap_answer_latency_seconds", "path=\"l2\"", &h);
+	}
 	if (st->l2.on)
 		l2_prom(&st->l2, out);
 
 	gauge(out, "dnsnap_forwarding", "1 when misses are forwarded upstream, 0 when cache-only.",
 	      st->forwarding != 0);
 	gauge(out, "dnsnap_upstream_outstanding_queries", "Upstream queries in flight.",
-	      st->upstream_outstanding);
+	      st->fwd.in_flight);
 	counter(out, "dnsnap_upstream_coalesced_total",
 		"Misses that waited on an upstream query already in flight for the same key.",
-		st->upstream_coalesced);
-	if (nup > 0) {
-		static const char *const outcomes[] = { "answer", "timeout", "error", "mismatched",
-							"tcp_fallback" };
-		family(out, "dnsnap_upstream_sent_total", "counter",
-		       "Upstream query attempts sent, over UDP and TCP.");
-		for (int u = 0; u < nup; u++) {
-			upstream_label(lab, sizeof lab, st->up[u].name);
-			sample(out, "dnsnap_upstream_sent_total", lab, st->up[u].queries);
-		}
-		family(out, "dnsnap_upstream_queries_total", "counter",
-		       "Upstream query attempts by outcome "
-		       "(tcp_fallback: TC=1, asked again over TCP).");
-		for (int u = 0; u < nup; u++) {
-			const struct upstream_stats *up = &st->up[u];
-			const uint64_t v[] = { up->answers, up->timeouts, up->errors,
-					       up->mismatched, up->tcp_fallbacks };
-			char ul[300];
-			upstream_label(ul, sizeof ul, up->name);
-			for (size_t o = 0; o < sizeof v / sizeof v[0]; o++) {
-				snprintf(lab, sizeof lab, "%s,outcome=\"%s\"", ul, outcomes[o]);
-				sample(out, "dnsnap_upstream_queries_total", lab, v[o]);
-			}
-		}
-		family(out, "dnsnap_upstream_up", "gauge",
-		       "1 when an upstream is usable, 0 when marked down.");
-		for (int u = 0; u < nup; u++) {
-			upstream_label(lab, sizeof lab, st->up[u].name);
-			sample(out, "dnsnap_upstream_up", lab, st->up[u].healthy != 0);
-		}
-		family(out, "dnsnap_upstream_latency_seconds", "histogram",
-		       "Time from an upstream query attempt to its accepted reply.");
-		for (int u = 0; u < nup; u++) {
-			upstream_label(lab, sizeof lab, st->up[u].name);
-			hist_samples(out, "dnsnap_upstream_latency_seconds", lab,
-				     &st->up[u].latency);
-		}
-	}
+		st->fwd.coalesced);
+	upstream_prom(&st->fwd, out);
 
 	gauge(out, "dnsnap_cache_entries", "Entries in the in-memory cache.", st->cache_entries);
 	gauge(out, "dnsnap_cache_bytes", "Size of the in-memory cache.", st->cache_bytes);
@@ -357,7 +399,7 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 
 /* ------------------------------------------------------------------ JSON */
 
-static void hist_json(jw_t *j, const char *key, const struct hist *h)
+static void hist_json(jw_t *j, const char *key, const struct hist_counts *h)
 {
 	jw_key(j, key);
 	jw_obj(j);
@@ -370,20 +412,19 @@ static void hist_json(jw_t *j, const char *key, const struct hist *h)
 	jw_arr(j);
 	uint64_t n = 0;
 	for (unsigned i = 0; i <= HIST_N; i++) {
-		uint64_t b = atomic_load_explicit(&h->b[i], memory_order_relaxed);
-		jw_u64(j, b);
-		n += b;
+		jw_u64(j, h->b[i]);
+		n += h->b[i];
 	}
 	jw_end(j);
-	jw_ku64(j, "sum_us", atomic_load_explicit(&h->sum_us, memory_order_relaxed));
+	jw_ku64(j, "sum_us", h->sum_us);
 	jw_ku64(j, "count", n);
 	jw_end(j);
 }
 
 void metrics_json(const struct serve_stats *st, jw_t *j)
 {
-	int nup = st->nupstreams < 0 ? 0
-		: st->nupstreams > STATS_MAX_UPSTREAMS ? STATS_MAX_UPSTREAMS : st->nupstreams;
+	int nup = nups(&st->fwd);
+	struct hist_counts h;
 	uint64_t dropped = 0;
 	for (int i = 0; i < DROP_N; i++)
 		dropped += st->drops[i];
@@ -419,13 +460,16 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_ku64(j, "refused_acl", st->refused_acl);
 	jw_ku64(j, "upstream_answers", st->upstream_answers);
 	jw_ku64(j, "servfail_upstream", st->servfail_upstream);
-	hist_json(j, "answer_latency_cache", &st->answer_latency_cache);
-	hist_json(j, "answer_latency_upstream", &st->answer_latency_upstream);
+	h = of_hist(&st->answer_latency_cache);
+	hist_json(j, "answer_latency_cache", &h);
+	h = of_hist(&st->answer_latency_upstream);
+	hist_json(j, "answer_latency_upstream", &h);
 	if (st->l2.on) {
 		static const char *const breaker[] = { "closed", "open", "half-open" };
 		const struct l2_metrics *l = &st->l2;
 		jw_ku64(j, "hits_l2", st->hits_l2);
-		hist_json(j, "answer_latency_l2", &st->answer_latency_l2);
+		h = of_hist(&st->answer_latency_l2);
+		hist_json(j, "answer_latency_l2", &h);
 		jw_key(j, "l2");
 		jw_obj(j);
 		jw_ku64(j, "hits", l->hits);
@@ -447,12 +491,12 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	}
 
 	jw_kbool(j, "forwarding", st->forwarding);
-	jw_ku64(j, "upstream_outstanding", st->upstream_outstanding);
-	jw_ku64(j, "upstream_coalesced", st->upstream_coalesced);
+	jw_ku64(j, "upstream_outstanding", st->fwd.in_flight);
+	jw_ku64(j, "upstream_coalesced", st->fwd.coalesced);
 	jw_key(j, "upstreams");
 	jw_arr(j);
 	for (int u = 0; u < nup; u++) {
-		const struct upstream_stats *up = &st->up[u];
+		const dnsnap_fwd_upstream_stats_t *up = &st->fwd.up[u];
 		jw_obj(j);
 		jw_kstr(j, "name", up->name);
 		jw_kbool(j, "up", up->healthy);
@@ -462,7 +506,8 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 		jw_ku64(j, "errors", up->errors);
 		jw_ku64(j, "mismatched", up->mismatched);
 		jw_ku64(j, "tcp_fallbacks", up->tcp_fallbacks);
-		hist_json(j, "latency", &up->latency);
+		h = of_upstream(up);
+		hist_json(j, "latency", &h);
 		jw_end(j);
 	}
 	jw_end(j);

@@ -2,8 +2,8 @@
  * metrics.h: what `dnsnap serve` counts, and its two renderings: Prometheus
  * text (served over HTTP on --metrics ADDR:PORT) and a JSON object (SIGUSR1
  * and exit with --json). serve.c fills a struct serve_stats from its
- * per-thread counters, the forwarder and the library whenever a rendering is
- * asked for; the renderers only read it.
+ * per-thread counters, the forwarder's dnsnap_fwd_stats() and the library
+ * whenever a rendering is asked for; the renderers only read it.
  */
 #ifndef DNSNAP_SERVE_METRICS_H
 #define DNSNAP_SERVE_METRICS_H
@@ -12,10 +12,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "forward.h"
 #include "hist.h"
 #include "json.h"
-
-#define STATS_MAX_UPSTREAMS 8
 
 /* The rcodes counted one by one; the rest are counted as "other". */
 enum { RC_NOERROR, RC_FORMERR, RC_SERVFAIL, RC_NXDOMAIN, RC_NOTIMP, RC_REFUSED, RC_BADVERS,
@@ -28,19 +27,7 @@ enum { DROP_MALFORMED,    /* under 12 bytes, a response (QR=1), over 4096 bytes 
        DROP_SEND,         /* the reply could not be sent (sendmsg failed) */
        DROP_N };
 
-struct upstream_stats {
-	char name[64];           /* "127.0.0.1:53" */
-	uint64_t queries;        /* attempts sent (UDP and TCP) */
-	uint64_t answers;        /* accepted replies */
-	uint64_t timeouts;       /* attempts that got no accepted reply in time */
-	uint64_t errors;         /* network errors, garbage, SERVFAIL/REFUSED, TC over TCP */
-	uint64_t mismatched;     /* replies refused: wrong ID, question, source or case */
-	uint64_t tcp_fallbacks;  /* TC=1 over UDP, asked again over TCP */
-	int healthy;             /* 1 usable now, 0 marked down (backing off) */
-	struct hist latency;     /* attempt sent -> accepted reply */
-};
-
-/* The shared second level (serve --l2): cli/l2's counters and serve's own. */
+/* The shared second level (serve --l2): libdnsnap-l2's counters and serve's own. */
 struct l2_metrics {
 	int on;                              /* --l2 given */
 	uint64_t hits, misses, bad, timeouts, errors, refused; /* lookups, by outcome */
@@ -67,12 +54,9 @@ struct serve_stats {
 	struct hist answer_latency_upstream; /* received -> reply sent, after an upstream query */
 	struct hist answer_latency_l2;       /* received -> reply sent, from the second level */
 	struct l2_metrics l2;
-	/* the forwarder (all 0 without --upstream) */
+	/* the forwarder (all 0 without --upstream): its in_flight, coalesced, up[] */
 	int forwarding;
-	uint64_t upstream_outstanding;       /* queries in flight now */
-	uint64_t upstream_coalesced;         /* misses that waited on a query already in flight */
-	int nupstreams;
-	struct upstream_stats up[STATS_MAX_UPSTREAMS];
+	dnsnap_fwd_stats_t fwd;
 	/* the in-memory cache (dnsnap_cache_stats()) */
 	uint64_t cache_entries, cache_bytes, cache_max_bytes, cache_inserts, cache_evictions;
 	/* the mapped snapshot */

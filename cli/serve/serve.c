@@ -8,8 +8,8 @@
  * serve_fwd.c (misses handed to the forwarder, its answers to the clients),
  * serve_snap.c (the snapshot mapped, published, taken in), server.h (what
  * they share), serve_reply.c (one message -> its reply, no sockets),
- * forward.c (the upstream side), metrics.c (Prometheus text and JSON),
- * log.c, notify.c (systemd).
+ * metrics.c (Prometheus text and JSON), log.c, notify.c (systemd). The
+ * upstream side is the library's forwarder (<dnsnap/forward.h>).
  *
  * Threads:
  * - per listen address, N UDP workers, each with its own socket bound with
@@ -23,8 +23,9 @@
  *   most TCP_MAX_CONNS; idle ones close after TCP_IDLE_MS) and an eventfd
  *   through which the forwarder hands back answers to TCP clients (queries
  *   on a connection may be answered out of order, RFC 7766);
- * - the forwarder's thread (forward.c): upstream queries; its done() hook
- *   (on_done() here) caches the upstream's answer and answers every waiter;
+ * - the forwarder's thread (dnsnap_fwd_start()): upstream queries; its
+ *   done() hook (on_done(), serve_fwd.c) caches the upstream's answer and
+ *   answers every waiter, its log() hook logs the upstreams' health;
  * - the metrics' HTTP thread (libmicrohttpd), with --metrics;
  * - the main thread: signals through a signalfd (blocked in every thread,
  *   so no handler runs) and a one-second tick: SIGHUP reopens SNAP; SIGUSR1
@@ -89,14 +90,16 @@ static void collect(void *arg, struct serve_stats *st)
 	st->tcp_connections = t[C_CONNS];
 	st->tcp_refused = t[C_CONN_REFUSED];
 	st->tcp_idle_closed = t[C_CONN_IDLE];
-	if (s->fwd != NULL)
-		fwd_stats(s->fwd, st);
+	if (s->fwd != NULL) {
+		st->forwarding = 1;
+		dnsnap_fwd_stats(s->fwd, &st->fwd);
+	}
 	if (s->l2_out != NULL) {
-		struct l2_stats ls;
+		dnsnap_l2_stats_t ls;
 		memset(&ls, 0, sizeof ls);
 		pthread_rwlock_rdlock(&s->l2_lock);
 		if (s->l2 != NULL)
-			l2_stats(s->l2, &ls);
+			dnsnap_l2_stats(s->l2, &ls);
 		else
 			ls = s->l2_last; /* stopped: its last counters */
 		pthread_rwlock_unlock(&s->l2_lock);
@@ -462,7 +465,7 @@ static int number_in(const char *opt, const char *v, unsigned long long min,
 }
 
 /* ADDR[:PORT] of an upstream (port 53) */
-static int upstream_arg(const char *v, struct fwd_upstream *u)
+static int upstream_arg(const char *v, dnsnap_fwd_upstream_t *u)
 {
 	struct listener l;
 	if (parse_addr(v, &l) != 0 || listener_port(&l) == 0 || l.wildcard)
@@ -562,7 +565,7 @@ static void stop_taking(struct server *s, unsigned wait_ms)
 			pthread_join(s->workers[i].th, NULL);
 			s->workers[i].started = 0;
 		}
-	if (s->fwd != NULL && fwd_drain(s->fwd, wait_ms) != 0)
+	if (s->fwd != NULL && dnsnap_fwd_drain(s->fwd, wait_ms) != DNSNAP_OK)
 		slog(LOG_WARNING, "upstream queries still in flight after %u ms: their clients "
 		     "get SERVFAIL", wait_ms);
 }
@@ -622,7 +625,7 @@ int cmd_serve(int argc, char **argv)
 {
 	struct server *s = calloc(1, sizeof *s);
 	struct tcp *t = calloc(1, sizeof *t);
-	struct fwd_opts *fo = calloc(1, sizeof *fo);
+	dnsnap_fwd_opts_t *fo = calloc(1, sizeof *fo);
 	if (s == NULL || t == NULL || fo == NULL) {
 		free(s);
 		free(t);
@@ -643,7 +646,7 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, &prev);
 	enum {
 		O_UPSTREAM = 0x100, O_TIMEOUT, O_TRIES, O_0X20, O_OUTSTANDING, O_MAX_BYTES,
-		O_STALE, O_ALLOW, O_USER, O_EVERY, O_METRICS, O_LOG_LEVEL,
+		O_STALE, O_ALLOW, O_USER, O_EVERY, O_SNAP_MAX, O_METRICS, O_LOG_LEVEL,
 		O_L2, O_L2_REPLICA, O_L2_PREFIX, O_L2_WAIT, O_L2_AUTH, O_L2_QUEUE,
 	};
 	static const struct option longopts[] = {
@@ -661,6 +664,7 @@ int cmd_serve(int argc, char **argv)
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "user", required_argument, NULL, O_USER },
 		{ "snapshot-every", required_argument, NULL, O_EVERY },
+		{ "snapshot-max-bytes", required_argument, NULL, O_SNAP_MAX },
 		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "log-level", required_argument, NULL, O_LOG_LEVEL },
 		{ "l2", required_argument, NULL, O_L2 },
@@ -675,7 +679,8 @@ int cmd_serve(int argc, char **argv)
 	uint32_t now = 0;
 	const char *listen_arg[MAX_LISTEN], *user = NULL, *metrics_arg = NULL;
 	int nl = 0, c;
-	struct l2_opts lo = { .wait_ms = L2_DEFAULT_WAIT_MS, .queue_max = L2_DEFAULT_QUEUE };
+	dnsnap_l2_opts_t lo = { .wait_ms = DNSNAP_L2_DEFAULT_WAIT_MS,
+				.queue_max = DNSNAP_L2_DEFAULT_QUEUE };
 	const char *l2_auth = NULL;
 	static char l2_user[256], l2_password[1024];
 	fo->timeout_ms = 1000;
@@ -714,8 +719,9 @@ int cmd_serve(int argc, char **argv)
 			s->json = 1;
 			break;
 		case O_UPSTREAM: /* repeatable: tried in this order */
-			if (fo->nup == FWD_MAX_UPSTREAMS) {
-				fail(CMD, NULL, "--upstream: at most %d servers", FWD_MAX_UPSTREAMS);
+			if (fo->nup == DNSNAP_FWD_MAX_UPSTREAMS) {
+				fail(CMD, NULL, "--upstream: at most %d servers",
+				     DNSNAP_FWD_MAX_UPSTREAMS);
 				goto out_free;
 			}
 			if (upstream_arg(optarg, &fo->up[fo->nup]))
@@ -771,6 +777,14 @@ int cmd_serve(int argc, char **argv)
 		case O_USER:
 			user = optarg;
 			break;
+		case O_SNAP_MAX:
+			if (size_arg("--snapshot-max-bytes", optarg, &s->snap_max_bytes))
+				goto out_free;
+			if (s->snap_max_bytes < (1u << 20)) {
+				fail(CMD, NULL, "--snapshot-max-bytes: at least 1M, not %s", optarg);
+				goto out_free;
+			}
+			break;
 		case O_EVERY:
 			if (number(CMD, "--snapshot-every", optarg, 86400 * 7, &v))
 				goto out_free;
@@ -822,6 +836,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!forwarding) {
 		static const char *const fwd_only[] = { "--serve-stale", "--snapshot-every",
+							"--snapshot-max-bytes",
 							"--upstream-timeout", "--upstream-tries",
 							"--upstream-0x20", "--max-outstanding",
 							"--l2" /* and every --l2-... */, NULL };
@@ -842,8 +857,8 @@ int cmd_serve(int argc, char **argv)
 		}
 	} else {
 		char e[512];
-		if (l2_url_check(lo.url, e, sizeof e) != 0 ||
-		    (lo.replica != NULL && l2_url_check(lo.replica, e, sizeof e) != 0)) {
+		if (dnsnap_l2_url_check(lo.url, e, sizeof e) != 0 ||
+		    (lo.replica != NULL && dnsnap_l2_url_check(lo.replica, e, sizeof e) != 0)) {
 			fail(CMD, NULL, "--l2: %s", e);
 			goto out_free;
 		}
@@ -915,34 +930,11 @@ int cmd_serve(int argc, char **argv)
 		if (check_snap_dir(s->path))
 			goto out_sockets;
 		raise_nofile();
-		s->enc = malloc(sizeof *s->enc);
-		s->enc2 = malloc(sizeof *s->enc2);
-		s->fwd_out = malloc(2 + TCP_MSG_MAX);
-		if (s->enc == NULL || s->enc2 == NULL || s->fwd_out == NULL) {
-			fail(CMD, NULL, "out of memory");
+		if (forwarder_start(s, fo))
 			goto out_sockets;
-		}
-		struct fwd_hooks hooks = { .done = on_done, .rejected = on_rejected, .arg = s };
-		char e[256];
-		if (fwd_new(fo, &hooks, &s->fwd, e, sizeof e) != 0) {
-			fail(CMD, NULL, "%s", e);
-			goto out_sockets;
-		}
 	}
-	if (lo.url != NULL) {
-		s->l2_out = malloc(2 + TCP_MSG_MAX);
-		s->l2_val = malloc(DNSNAP_L2_VALUE_MAX);
-		if (s->l2_out == NULL || s->l2_val == NULL) {
-			fail(CMD, NULL, "out of memory");
-			goto out_sockets;
-		}
-		struct l2_hooks lh = { .got = on_l2, .log = on_l2_log, .arg = s };
-		char e[512];
-		if (l2_new(&lo, &lh, &s->l2, e, sizeof e) != 0) {
-			fail(CMD, NULL, "--l2: %s", e);
-			goto out_sockets;
-		}
-	}
+	if (lo.url != NULL && l2_start(s, &lo) != 0)
+		goto out_sockets;
 	s->tcp_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->tcp_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	t->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -990,7 +982,7 @@ int cmd_serve(int argc, char **argv)
 		if (s->l2 != NULL)
 			slog(LOG_INFO, "second level: %s%s%s, prefix \"%s\", wait %u ms%s", lo.url,
 			     lo.replica ? ", reads from " : "", lo.replica ? lo.replica : "",
-			     lo.prefix ? lo.prefix : L2_DEFAULT_PREFIX, lo.wait_ms,
+			     lo.prefix ? lo.prefix : DNSNAP_L2_DEFAULT_PREFIX, lo.wait_ms,
 			     lo.password ? ", AUTH" : "");
 		if (s->metrics != NULL)
 			slog(LOG_INFO, "metrics on port %d (--metrics %s): GET /metrics",
@@ -1073,13 +1065,13 @@ int cmd_serve(int argc, char **argv)
 		/* the GETs still waiting go upstream, the writes queued get a second */
 		l2_stop(s, 1000);
 		if (s->fwd != NULL)
-			fwd_drain(s->fwd, fo->timeout_ms * fo->tries + 1000);
+			dnsnap_fwd_drain(s->fwd, fo->timeout_ms * fo->tries + 1000);
 	}
 	atomic_store(&s->stop, 1);
 	uint64_t one = 1;
 	if (write(s->tcp_stop_fd, &one, sizeof one) < 0)
 		slog(LOG_ERR, "eventfd: %s", strerror(errno));
-	fwd_free(s->fwd); /* what is still in flight ends with FWD_STOPPED */
+	dnsnap_fwd_free(s->fwd); /* what is still in flight ends with DNSNAP_FWD_STOPPED */
 	s->fwd = NULL;
 	if (tcp_started)
 		pthread_join(tcp_th, NULL);
@@ -1091,7 +1083,7 @@ int cmd_serve(int argc, char **argv)
 out_sockets:
 	metrics_http_stop(s->metrics);
 	l2_stop(s, 0);
-	fwd_free(s->fwd);
+	dnsnap_fwd_free(s->fwd);
 	if (t->ep >= 0)
 		close(t->ep);
 	if (s->tcp_stop_fd >= 0)
@@ -1110,7 +1102,6 @@ out_sockets:
 			close(s->workers[i].fd);
 	free(s->workers);
 	free(s->enc);
-	free(s->enc2);
 	free(s->fwd_out);
 	free(s->l2_out);
 	free(s->l2_val);

@@ -100,4 +100,23 @@ size_t serve_limit(const dnsnap_query_t *q, int tcp, size_t cap);
 size_t serve_error(const uint8_t *msg, size_t len, unsigned rcode, unsigned ede_code,
 		   const char *ede_text, uint8_t *out);
 
+/** What miss_take() did with an upstream answer. */
+enum { MISS_CACHED = 0, MISS_UNCACHED = 1 };
+
+/**
+ * The miss path's glue: the upstream's @p reply encoded once into @p enc with
+ * the cache's TTL policy (dnsnap_cache_encode()), inserted into @p c, and,
+ * when @p val is not NULL, that same encoding sealed for the second level
+ * into @p val (DNSNAP_L2_VALUE_MAX bytes; *val_len 0 when it could not be)
+ * with its expiry in *pxat_ms. The clients that waited are answered from
+ * @p enc (dnsnap_cache_answer_entry()), not from a lookup.
+ * @return MISS_CACHED; MISS_UNCACHED (TTL 0 after the policy, or the cache
+ *         did not take it: over its byte limit; nothing sealed for TTL 0, the
+ *         encoding still good to answer from); or the encoder's error
+ *         (the cache cannot read the reply; diag)
+ */
+int miss_take(dnsnap_cache_t *c, const uint8_t *reply, size_t len, uint32_t now,
+	      dnsnap_encoded_t *enc, uint8_t *val, size_t *val_len, uint64_t *pxat_ms,
+	      dnsnap_diag_t *d);
+
 #endif

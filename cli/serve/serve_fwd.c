@@ -1,6 +1,6 @@
 /*
- * serve_fwd.c: misses handed to the forwarder (forward.c) and its answers
- * given to the clients that waited (server.h).
+ * serve_fwd.c: misses handed to the forwarder (the library's, forward.h)
+ * and its answers given to the clients that waited (server.h).
  *
  * A miss, with --upstream, becomes a waiter: a copy of the query and where
  * to answer it. The forwarder's done() hook (on_done(), in its thread) gets
@@ -8,7 +8,7 @@
  */
 #include "server.h"
 
-struct waiter *waiter_new(const uint8_t *msg, size_t len, int64_t t0)
+struct waiter *waiter_new(const uint8_t *msg, size_t len, const dnsnap_query_t *q, int64_t t0)
 {
 	struct waiter *w = malloc(sizeof *w + len);
 	if (w == NULL)
@@ -17,6 +17,10 @@ struct waiter *waiter_new(const uint8_t *msg, size_t len, int64_t t0)
 	memcpy(w->msg, msg, len);
 	w->len = len;
 	w->t0_us = t0;
+	/* the query as parsed, pointing into the waiter's own copy: nothing
+	 * downstream (the second level, the forwarder's answer) parses it again */
+	w->q = *q;
+	w->q.msg = w->msg;
 	return w;
 }
 
@@ -86,7 +90,7 @@ static size_t waiter_cap(const struct waiter *w)
 /* Every upstream failed (or the forwarder is full): the stale entry if
  * --serve-stale allows one, else SERVFAIL with EDE 22 (timed out) or 23. */
 static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, struct waiter *w,
-			  const dnsnap_query_t *q, enum fwd_result r, uint32_t now)
+			  const dnsnap_query_t *q, enum dnsnap_fwd_result r, uint32_t now)
 {
 	size_t len = 0;
 	if (s->serve_stale > 0) {
@@ -100,11 +104,12 @@ static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, str
 			return;
 		}
 	}
-	int timeout = r == FWD_TIMEOUT;
+	int timeout = r == DNSNAP_FWD_TIMEOUT;
 	len = serve_error(w->msg, w->len, 2 /* SERVFAIL */,
 			  timeout ? SERVE_EDE_NO_REACHABLE : SERVE_EDE_NETWORK,
 			  timeout ? "no upstream answered in time"
-			  : r == FWD_STOPPED ? "the server is stopping" : "every upstream failed",
+			  : r == DNSNAP_FWD_STOPPED ? "the server is stopping"
+			  : "every upstream failed",
 			  out);
 	bump(cnt, C_SERVFAIL_UP);
 	count_reply(cnt, SERVE_SERVFAIL, out, len);
@@ -113,79 +118,61 @@ static void answer_failed(struct server *s, struct tstat *cnt, uint8_t *out, str
 
 /*
  * done() of the forwarder: an upstream query ended. An answer (NOERROR or
- * NXDOMAIN, accepted by the forwarder's checks) is cached when it can be
- * (TTL above 0) and every waiter is answered from the cache as a hit would
- * be (its own ID, question spelling, DO, CD, size); one the cache did not
- * take (TTL 0, over --max-bytes) is answered from its encoding all the same.
+ * NXDOMAIN, accepted by the forwarder's checks) is encoded once with the
+ * cache's policy (miss_take()): inserted when cacheable, that same encoding
+ * sealed for the second level, and every waiter answered from it as a hit
+ * would be (its own ID, question spelling, DO, CD, size), without looking
+ * up what was just inserted.
  */
-void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen,
-		    void *const *ws, size_t n)
+void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t rlen,
+	     void *const *ws, size_t n)
 {
 	struct server *s = arg;
 	struct tstat *cnt = &s->fwd_cnt;
 	uint32_t now = server_now(s);
-	int have_entry = 0;
-	if (r == FWD_ANSWER) {
-		dnsnap_diag_t d;
-		if (dnsnap_msg_encode(reply, rlen, now, NULL, 0, s->enc, &d) == DNSNAP_OK) {
-			have_entry = 1;
-			if (s->enc->ttl > 0) {
-				if (dnsnap_cache_insert(s->cache, reply, rlen, now, NULL, 0, s->enc2,
-							&d) != DNSNAP_OK)
-					slog(LOG_DEBUG, "an upstream answer not cached: %s", d.msg);
-				l2_write(s, s->enc);
-			}
-		} else {
+	if (r == DNSNAP_FWD_ANSWER) {
+		dnsnap_diag_t d = { 0 };
+		size_t vl = 0;
+		uint64_t pxat = 0;
+		int m = miss_take(s->cache, reply, rlen, now, s->enc, s->l2_val, s->l2_val ? &vl : NULL,
+				  &pxat, &d);
+		if (m < 0) {
 			slog(LOG_INFO, "an upstream answer the cache cannot read: %s", d.msg);
-			r = FWD_FAILED;
+			r = DNSNAP_FWD_FAILED;
+		} else if (d.msg[0]) {
+			slog(LOG_DEBUG, "an upstream answer %s", d.msg);
 		}
+		if (m >= 0 && vl > 0)
+			l2_write(s, s->enc->key, s->enc->key_len, s->l2_val, vl, pxat);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct waiter *w = ws[i];
-		dnsnap_query_t q;
-		dnsnap_diag_t d;
-		if (dnsnap_query_parse(w->msg, w->len, NULL, 0, &q, &d) != DNSNAP_OK) {
-			free(w); /* cannot be: it parsed before it was handed over */
+		if (r != DNSNAP_FWD_ANSWER) {
+			answer_failed(s, cnt, s->fwd_out, w, &w->q, r, now);
 			continue;
 		}
-		if (r != FWD_ANSWER) {
-			answer_failed(s, cnt, s->fwd_out, w, &q, r, now);
-			continue;
-		}
-		if (answer_waiter(s, cnt, &cnt->lat_up, s->fwd_out, w, &q,
-				  have_entry ? s->enc->entry : NULL, s->enc->entry_len, now) == 0)
+		if (answer_waiter(s, cnt, &cnt->lat_up, s->fwd_out, w, s->enc->entry,
+				  s->enc->entry_len, now) == 0)
 			bump(cnt, C_UP_ANS);
 	}
 }
 
 /*
- * Answer @p w (query @p q) as a hit would be answered (its own ID, question
- * spelling, DO, CD, size): from the cache, where the caller has just put the
- * entry; from @p entry itself (may be NULL) when the cache did not take it
- * (TTL 0, over --max-bytes); else SERVFAIL (EDE 23). Any thread: @p cnt,
- * @p out (2 + TCP_MSG_MAX bytes) are the calling thread's. Frees @p w.
- * @return 0 answered with the data, -1 SERVFAIL
+ * Answer @p w as a hit would be answered (its own ID, question spelling, DO,
+ * CD, size) from @p entry (the one just encoded or taken from the second
+ * level, checked), with the cache's TTL policy; SERVFAIL (EDE 23) when it
+ * cannot be built. Any thread: @p cnt, @p out (2 + TCP_MSG_MAX bytes) are the
+ * calling thread's. Frees @p w. @return 0 answered with the data, -1 SERVFAIL
  */
 int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t *out,
-		  struct waiter *w, const dnsnap_query_t *q, const uint8_t *entry,
-		  size_t entry_len, uint32_t now)
+		  struct waiter *w, const uint8_t *entry, size_t entry_len, uint32_t now)
 {
 	size_t cap = waiter_cap(w), len = 0;
-	dnsnap_lookup_t lk = { .now = now };
-	lk.max_size = (uint16_t)serve_limit(q, w->tcp, cap);
-	int err = dnsnap_cache_lookup(s->cache, q, &lk, out, cap, &len);
-	if (err != DNSNAP_OK && entry != NULL) {
-		dnsnap_answer_opts_t ao = {
-			.now = now, .max_size = lk.max_size, .our_udp_size = SERVE_UDP_MAX,
-		};
-		dnsnap_cache_opts_t co;
-		dnsnap_cache_opts_default(&co);
-		ao.min_ttl = co.min_ttl;
-		ao.max_ttl = co.max_ttl;
-		err = dnsnap_answer_build(q, entry, entry_len, &ao, out, cap, &len);
-	}
+	uint16_t max = (uint16_t)serve_limit(&w->q, w->tcp, cap);
+	int err = dnsnap_cache_answer_entry(s->cache, &w->q, entry, entry_len, now, max, out, cap,
+					    &len);
 	if (err != DNSNAP_OK) {
-		answer_failed(s, cnt, out, w, q, FWD_FAILED, now);
+		answer_failed(s, cnt, out, w, &w->q, DNSNAP_FWD_FAILED, now);
 		return -1;
 	}
 	count_reply(cnt, SERVE_HIT, out, len);
@@ -193,7 +180,7 @@ int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t
 	return 0;
 }
 
-/* rejected() of the forwarder: a waiter it could not take (FWD_KEY_FULL):
+/* rejected() of the forwarder: a waiter it could not take (DNSNAP_FWD_KEY_FULL):
  * a stale answer if there is one, else dropped. */
 static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 			  const dnsnap_query_t *q, int why)
@@ -213,7 +200,7 @@ static void drop_or_stale(struct server *s, struct tstat *cnt, struct waiter *w,
 			return;
 		}
 	}
-	bump(cnt, C_DROP + (why == FWD_KEY_FULL ? DROP_WAITERS : DROP_OVERLOAD));
+	bump(cnt, C_DROP + (why == DNSNAP_FWD_KEY_FULL ? DROP_WAITERS : DROP_OVERLOAD));
 	if (w->tcp)
 		waiter_answer(s, cnt, &cnt->lat_up, w, NULL, 0); /* the connection stops waiting */
 	else
@@ -224,21 +211,43 @@ void on_rejected(void *arg, void *waiter, int why)
 {
 	struct server *s = arg;
 	struct waiter *w = waiter;
-	dnsnap_query_t q;
+	drop_or_stale(s, &s->fwd_cnt, w, &w->q, why);
+}
+
+/* log() of the forwarder: an upstream marked down is a warning, the rest news. */
+void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *msg)
+{
+	(void)arg;
+	(void)upstream;
+	slog(ev == DNSNAP_FWD_DOWN ? LOG_WARNING : LOG_INFO, "%s", msg);
+}
+
+/* The forwarder for @p fo's upstreams, its loop in a thread of the library,
+ * and on_done()'s buffers. @return 0, or EXIT_USAGE (said) */
+int forwarder_start(struct server *s, const dnsnap_fwd_opts_t *fo)
+{
+	s->enc = malloc(sizeof *s->enc);
+	s->fwd_out = malloc(2 + TCP_MSG_MAX);
+	if (s->enc == NULL || s->fwd_out == NULL)
+		return fail("serve", NULL, "out of memory");
+	dnsnap_fwd_hooks_t hooks = {
+		.done = on_done, .rejected = on_rejected, .log = on_fwd_log, .arg = s,
+	};
 	dnsnap_diag_t d;
-	if (dnsnap_query_parse(w->msg, w->len, NULL, 0, &q, &d) != DNSNAP_OK) {
-		free(w);
-		return;
-	}
-	drop_or_stale(s, &s->fwd_cnt, w, &q, why);
+	if (dnsnap_fwd_new(fo, &hooks, &s->fwd, &d) != DNSNAP_OK)
+		return fail("serve", NULL, "%s", d.msg);
+	int err = dnsnap_fwd_start(s->fwd);
+	if (err != DNSNAP_OK)
+		return fail("serve", NULL, "cannot start the forwarder's thread: %s", strerror(-err));
+	return 0;
 }
 
 /* A miss to the upstream (any thread; @p cnt the caller's). */
 void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
 		      const dnsnap_query_t *q)
 {
-	if (fwd_submit(s->fwd, q, w) != FWD_QUEUED)
-		drop_or_stale(s, cnt, w, q, FWD_FULL);
+	if (dnsnap_fwd_submit(s->fwd, q, w) != DNSNAP_FWD_QUEUED)
+		drop_or_stale(s, cnt, w, q, DNSNAP_FWD_FULL);
 }
 
 /* A miss of memory and map: to the second level when there is one and it
@@ -247,7 +256,8 @@ void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap
 {
 	if (s->l2_out != NULL) { /* --l2 */
 		pthread_rwlock_rdlock(&s->l2_lock);
-		int taken = s->l2 != NULL && l2_get(s->l2, q->key, q->key_len, w) == 0;
+		int taken = s->l2 != NULL &&
+			    dnsnap_l2_get(s->l2, q->key, q->key_len, 0, w) == DNSNAP_OK;
 		pthread_rwlock_unlock(&s->l2_lock);
 		if (taken)
 			return;

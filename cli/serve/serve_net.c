@@ -160,7 +160,7 @@ void *udp_main(void *arg)
 			if (outcome == SERVE_DROP)
 				continue;
 			if (outcome == SERVE_FORWARD) {
-				struct waiter *wt = waiter_new(b->q[i], b->in[i].msg_len, t0);
+				struct waiter *wt = waiter_new(b->q[i], b->in[i].msg_len, &q, t0);
 				if (wt == NULL) {
 					bump(&w->cnt, C_DROP + DROP_OVERLOAD);
 					continue;
@@ -298,7 +298,7 @@ static int conn_serve(struct tcp *t, int slot)
 		if (outcome == SERVE_DROP)
 			continue;
 		if (outcome == SERVE_FORWARD) {
-			struct waiter *w = waiter_new(msg, mlen, t0);
+			struct waiter *w = waiter_new(msg, mlen, &q, t0);
 			if (w == NULL) {
 				bump(&s->tcp_cnt, C_DROP + DROP_OVERLOAD);
 				continue;

@@ -141,6 +141,11 @@ int publish(struct server *s, const char *why)
 	dnsnap_publish_opts_t po = {
 		.now = server_now(s), .wait_seconds = 60,
 		.flags = DNSNAP_PUBLISH_DROP_DAMAGED | DNSNAP_PUBLISH_REPLACE_BAD,
+		/* no more than memory may hold: entries evicted from memory do not
+		 * live on in the file; with --serve-stale, what may still be served
+		 * stale after a restart is kept */
+		.max_bytes = s->snap_max_bytes ? s->snap_max_bytes : s->max_bytes,
+		.stale_window = s->serve_stale,
 	};
 	dnsnap_publish_stats_t ps;
 	dnsnap_snap_t *fresh = NULL;
@@ -166,11 +171,12 @@ int publish(struct server *s, const char *why)
 	s->snap_longest_pause_ms = ws.longest_pause_ms;
 	pthread_mutex_unlock(&s->snap_mu);
 	slog(LOG_INFO, "%s: published (%s): %llu %s (%llu from memory, %llu kept from the "
-	     "file), %.3f s, longest insert pause %.3f ms", s->path, why,
+	     "file; %llu stale; %llu left out by the bound, %llu flushed), %.3f s, longest "
+	     "insert pause %.3f ms", s->path, why,
 	     (unsigned long long)ws.entries, plural(ws.entries, "entry", "entries"),
 	     (unsigned long long)(ws.entries - ws.from_base), (unsigned long long)ws.from_base,
-	     secs,
-	     ws.longest_pause_ms);
+	     (unsigned long long)ps.stale, (unsigned long long)ps.over_bound,
+	     (unsigned long long)ps.excluded, secs, ws.longest_pause_ms);
 	return 0;
 }
 

@@ -1,9 +1,10 @@
 /*
  * server.h: what the files of `dnsnap serve` share (serve.c: the command,
  * options, setup, main loop and stop; serve_net.c: the UDP workers, the TCP
- * thread and --allow; serve_fwd.c: misses handed to the forwarder and its
- * answers; serve_snap.c: the snapshot mapped, published and taken in). The
- * threads and the stop are described at the top of serve.c.
+ * thread and --allow; serve_fwd.c: misses handed to the forwarder (the
+ * library's, forward.h) and its answers; serve_snap.c: the snapshot mapped,
+ * published and taken in). The threads and the stop are described at the
+ * top of serve.c.
  */
 #ifndef DNSNAP_SERVE_SERVER_H
 #define DNSNAP_SERVE_SERVER_H
@@ -192,6 +193,7 @@ struct waiter {
 	size_t ctl_len;          /* the reply's IP_PKTINFO, 0: none */
 	union ctl ctl;
 	int64_t t0_us;           /* received */
+	dnsnap_query_t q;        /* the query as parsed, q.msg pointing into msg */
 	size_t len;
 	uint8_t msg[];
 };
@@ -228,20 +230,21 @@ struct server {
 	struct cidr allow[MAX_ALLOW];
 	int nallow;
 	/* --upstream */
-	struct fwd *fwd;
+	dnsnap_fwd_t *fwd;
 	struct tstat fwd_cnt;    /* written by on_done() (the forwarder's thread) */
-	dnsnap_encoded_t *enc, *enc2;
+	dnsnap_encoded_t *enc;    /* on_done()'s one encoding of each upstream answer */
 	uint8_t *fwd_out;        /* on_done()'s reply buffer, 2 + TCP_MSG_MAX */
 	/* --l2: misses ask the second level before the upstream */
-	struct l2 *l2;           /* NULL once stopping (under l2_lock) */
-	struct l2_stats l2_last; /* its counters when it stopped (the exit's) */
+	dnsnap_l2_t *l2;         /* NULL once stopping (under l2_lock) */
+	dnsnap_l2_stats_t l2_last; /* its counters when it stopped (the exit's) */
 	pthread_rwlock_t l2_lock;
 	struct tstat l2_cnt;     /* written by on_l2() (the L2 thread) */
 	uint8_t *l2_out;         /* on_l2()'s reply buffer, 2 + TCP_MSG_MAX */
-	uint8_t *l2_val;         /* on_done()'s value for l2_put(), DNSNAP_L2_VALUE_MAX */
+	uint8_t *l2_val;         /* on_done()'s value for dnsnap_l2_put(), DNSNAP_L2_VALUE_MAX */
 	uint32_t serve_stale;    /* --serve-stale seconds, 0: off */
 	unsigned snapshot_every; /* seconds, 0: at exit only */
 	uint64_t max_bytes;
+	uint64_t snap_max_bytes; /* --snapshot-max-bytes, 0: --max-bytes */
 	/* the mapped snapshot (the main thread swaps it; collect() reads it) */
 	pthread_mutex_t snap_mu;
 	dnsnap_snap_t *snap;
@@ -295,23 +298,28 @@ void *udp_main(void *arg);
 void *tcp_main(void *arg);
 
 /* serve_fwd.c */
-struct waiter *waiter_new(const uint8_t *msg, size_t len, int64_t t0);
+int forwarder_start(struct server *s, const dnsnap_fwd_opts_t *fo);
+struct waiter *waiter_new(const uint8_t *msg, size_t len, const dnsnap_query_t *q, int64_t t0);
 void forward(struct server *s, struct tstat *cnt, struct waiter *w, const dnsnap_query_t *q);
 void forward_upstream(struct server *s, struct tstat *cnt, struct waiter *w,
 		      const dnsnap_query_t *q);
 void waiter_answer(struct server *s, struct tstat *cnt, struct hist *lat, struct waiter *w,
 		   const uint8_t *reply, size_t len);
 int answer_waiter(struct server *s, struct tstat *cnt, struct hist *lat, uint8_t *out,
-		  struct waiter *w, const dnsnap_query_t *q, const uint8_t *entry,
-		  size_t entry_len, uint32_t now);
-void on_done(void *arg, enum fwd_result r, const uint8_t *reply, size_t rlen, void *const *ws,
-	     size_t n);
+		  struct waiter *w, const uint8_t *entry, size_t entry_len, uint32_t now);
+void on_done(void *arg, enum dnsnap_fwd_result r, const uint8_t *reply, size_t rlen,
+	     void *const *ws, size_t n);
 void on_rejected(void *arg, void *waiter, int why);
+void on_fwd_log(void *arg, enum dnsnap_fwd_event ev, int upstream, const char *msg);
 
 /* serve_l2.c */
-void on_l2(void *arg, void *waiter, enum l2_status status, const uint8_t *val, size_t len);
+void on_l2(void *arg, void *waiter, dnsnap_l2_status_t status, const uint8_t *val, size_t len);
 void on_l2_log(void *arg, const char *msg);
-void l2_write(struct server *s, const dnsnap_encoded_t *e);
+/* The client (its buffers, dnsnap_l2_new(), dnsnap_l2_start()) into s->l2.
+ * @return 0 or EXIT_USAGE (reported) */
+int l2_start(struct server *s, const dnsnap_l2_opts_t *o);
+void l2_write(struct server *s, const uint8_t *key, size_t key_len, const uint8_t *val,
+	      size_t len, uint64_t pxat_ms);
 void l2_stop(struct server *s, unsigned flush_ms);
 
 /* serve_snap.c */

@@ -9,11 +9,11 @@
 # sysroot is kept, with the list it was made from, until that list changes.
 set -eu
 dir=${1:-build-s390x}
-# The -dev packages the tests build against (jemalloc: resolver_demo); their
-# libraries (libssl3 for ldns, libdbus for libpcap, ...) and glibc come in as
-# dependencies.
+# The -dev packages the tests build against (jemalloc: resolver_demo; hiredis:
+# test_l2 and the fuzz_l2_* replays); their libraries (libssl3 for ldns, libdbus
+# for libpcap, ...) and glibc come in as dependencies.
 want="liblmdb-dev libzstd-dev libxxhash-dev libcmocka-dev libldns-dev libpcap-dev libjemalloc-dev
-      libmicrohttpd-dev"
+      libmicrohttpd-dev libhiredis-dev"
 # Never unpacked: the cross compiler brings glibc's headers and crt files
 # (libc6-dev-s390x-cross), and two sets of them would clash; the rest are tools
 # or an alternative (libelogind0 for libsystemd0).

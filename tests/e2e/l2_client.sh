@@ -1,11 +1,15 @@
 #!/bin/sh
-# l2_client.sh: the tool's Redis client (cli/l2) against real Redis 7 servers
-# started here on loopback, driven by tests/helpers/l2drive (the serve
-# thread through its "session" commands, the bulk calls through fill/scan):
+# l2_client.sh: libdnsnap-l2, the Redis client (engine/l2), against real
+# Redis 7 servers started here on loopback, driven by tests/helpers/l2drive
+# (the client in the library's thread, or with --loop in a poll() loop of
+# l2drive's as an embedder drives it, through its "session" commands; the
+# bulk calls through fill/scan):
 #   - one server: SET PXAT then GET (the key's PTTL is the one asked); a
 #     GET to a SIGSTOPped Redis ends in a timeout, the breaker opens, and
 #     closes once it runs again; Redis killed: errors, the breaker opens,
 #     GETs refused; restarted: reconnected, the breaker closes;
+#   - the embedder's loop (--loop): SET, GET, a miss, a stopped Redis's
+#     timeout and the breaker, a SET queued at dnsnap_l2_free() sent;
 #   - values that are not values: a 10 MB string and a list are errors,
 #     the next GET is answered; SCAN skips them, and escapes the prefix's
 #     glob characters;
@@ -168,8 +172,32 @@ ok_if "unix:///PATH?db=3: SET and GET" is "$(echo "$a" | cut -d' ' -f1-4)" "get 
 ask put u2 queued-at-quit 60000
 end_session
 ok_if "... in database 3" is "$(redis-cli -s "$tmp/r.sock" -n 3 get dnsnap:u1)" uv
-ok_if "a SET queued at l2_free() is sent" \
+ok_if "a SET queued at dnsnap_l2_free() is sent" \
 	is "$(redis-cli -s "$tmp/r.sock" -n 3 get dnsnap:u2)" queued-at-quit
+
+# the embedder's loop: l2drive's own thread polls dnsnap_l2_fd() and calls
+# dnsnap_l2_process(); the hooks run there, dnsnap_l2_free() too
+session loop "$U" --wait 20 --loop
+ask put l1 lv 60000
+ask drain 5000
+ok_if "--loop: SET is answered" is "$a" "drain ok"
+ask get l1
+ok_if "--loop: GET after SET, a hit" is "$(echo "$a" | cut -d' ' -f1-4)" "get hit 2 lv"
+ask get nothing-here
+ok_if "--loop: a missing key, a miss" is "$(echo "$a" | cut -d' ' -f2)" miss
+kill -STOP "$R"
+ask get l1
+ok_if "--loop: a stopped Redis, the GET times out" is "$(echo "$a" | cut -d' ' -f2)" timeout
+ask until open 5000
+ok_if "--loop: timeouts open the breaker" is "$a" "until open ok"
+kill -CONT "$R"
+ask until closed 20000
+ok_if "--loop: Redis again, the breaker closes" is "$a" "until closed ok"
+ask put l2 queued-at-quit 60000
+end_session
+ok_if "--loop: a SET queued at dnsnap_l2_free() is sent" \
+	is "$(redis-cli -p "$P" get dnsnap:l2)" queued-at-quit
+ok_if "--loop: no failure of dnsnap_l2_process()" not_grep -q 'process failed' "$tmp/loop.err"
 
 # bulk: fill and scan, under a prefix with glob characters
 "$build/l2drive" fill "$U" 2500 20 --prefix 'b*:' >"$tmp/fill" 2>&1

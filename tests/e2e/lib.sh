@@ -350,13 +350,13 @@ server:
 	hide-version: yes
 remote-control:
 	control-enable: no
-zone:
-	name: example.test
-	zonefile: example.test.zone
-zone:
-	name: signed.test
-	zonefile: signed.test.zone
 EOF
+		# every zone file made: example.test, signed.test, and a test's own
+		for _zf in "$tmp/zones"/*.zone; do
+			_zn=$(basename "$_zf" .zone)
+			printf 'zone:\n\tname: %s\n\tzonefile: %s.zone\n' "$_zn" "$_zn" \
+				>>"$tmp/nsd/nsd.conf"
+		done
 		setsid nsd -d -c "$tmp/nsd/nsd.conf" >"$tmp/nsd/out" 2>&1 &
 		nsd_pid=$!
 		e2e_procs="$e2e_procs -$nsd_pid"

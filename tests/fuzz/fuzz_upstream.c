@@ -1,10 +1,11 @@
 /*
- * fuzz_upstream: arbitrary bytes as an upstream's reply -> fwd_reply_matches()
- * (cli/serve/forward.c), the check that keeps forged replies out of the
- * cache, against two fixed queries built by fwd_build_query(): one with the
- * name lower-cased, one with 0x20's mixed case.
+ * fuzz_upstream: arbitrary bytes as an upstream's reply ->
+ * dnsnap_fwd_reply_matches() (engine/forward/forward_msg.c), the check that
+ * keeps forged replies out of the cache, against two fixed queries built by
+ * dnsnap_fwd_build_query(): one with the name lower-cased, one with 0x20's
+ * mixed case.
  *
- * fwd_reply_matches() must never read past the reply (ASan), and its answer
+ * dnsnap_fwd_reply_matches() must never read past the reply (ASan), and its answer
  * must equal this file's own reading of the rule: at least the header and
  * question; the query's ID; QR=1; OPCODE 0; QDCOUNT 1; the question's bytes,
  * where each letter may be either case unless 0x20 is checked, type and
@@ -13,7 +14,7 @@
  * Seeds: tests/fuzz/seeds/fuzz_upstream (replies to each query) and the
  * vectors (any DNS message).
  *
- * Link: cli/serve/forward.c alone.
+ * Link: the library (as every fuzz target).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -53,7 +54,7 @@ static int lowerc(int c)
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-/* The rule, read independently of forward.c, for the fixed query @p q. */
+/* The rule, read independently of forward_msg.c, for the fixed query @p q. */
 static int oracle(const uint8_t *q, const uint8_t *r, size_t rlen, int checked)
 {
 	if (rlen < Q_END || r[0] != q[0] || r[1] != q[1] || !(r[2] & 0x80) || (r[2] & 0x78) ||
@@ -86,11 +87,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(r, data, size);
 	for (int x20 = 0; x20 <= 1; x20++) {
 		uint8_t q[512];
-		size_t qlen = fwd_build_query(&cq, 0x5a17, x20 ? rnd : NULL, q, sizeof q);
+		size_t qlen = dnsnap_fwd_build_query(&cq, 0x5a17, x20 ? rnd : NULL, q, sizeof q);
 		if (qlen != Q_END + 11)
 			die("the query's length", x20, 0, (int)qlen, Q_END + 11);
-		int loose = fwd_reply_matches(q, qlen, r, size, 0);
-		int strict = fwd_reply_matches(q, qlen, r, size, 1);
+		int loose = dnsnap_fwd_reply_matches(q, qlen, r, size, 0);
+		int strict = dnsnap_fwd_reply_matches(q, qlen, r, size, 1);
 		if (loose != oracle(q, r, size, 0))
 			die("accepted without 0x20", x20, 0, loose, !loose);
 		if (strict != oracle(q, r, size, 1))

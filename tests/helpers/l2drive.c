@@ -1,10 +1,15 @@
 /*
- * l2drive: drives the tool's Redis client (cli/l2) against a real Redis, for
+ * l2drive: drives libdnsnap-l2, the Redis client, against a real Redis, for
  * tests/e2e/l2_client.sh and by hand.
  *
  * Usage:
- *   l2drive session URL [OPTIONS]   the serve thread (l2_new); commands on
- *                                   stdin, one answer line each on stdout
+ *   l2drive session URL [OPTIONS]   the client (dnsnap_l2_new), its loop in the
+ *                                   library's thread (dnsnap_l2_start), or with
+ *                                   --loop in one of ours, as an embedder's
+ *                                   event loop drives it (poll on
+ *                                   dnsnap_l2_fd, dnsnap_l2_timeout_ms,
+ *                                   dnsnap_l2_process); commands on stdin,
+ *                                   one answer line each on stdout
  *   l2drive fill URL N [SIZE [TTL_MS]] [OPTIONS]
  *                                   bulk: SET key0..key(N-1) (values of SIZE
  *                                   bytes, 'v' then the key; TTL 600000)
@@ -12,12 +17,14 @@
  *                                   "KEY LEN" line each (sorted by nobody),
  *                                   then "scanned N skipped M"
  * OPTIONS: --wait MS (GET bound), --prefix P, --auth-file FILE (else the
- * environment, as l2_auth_load()), --connect MS, --replica URL.
- * Exit: 0, 1 a command failed, 2 bad usage or l2_new/l2_bulk_open failed.
+ * environment, as dnsnap_l2_auth_load()), --connect MS, --replica URL,
+ * --loop (session).
+ * Exit: 0, 1 a command failed, 2 bad usage or dnsnap_l2_new/_start/_bulk_open
+ * failed.
  *
  * Session commands (KEY: text, or hex:HEX for bytes):
  *   get KEY            -> "get hit LEN VALUE|miss|timeout|error|refused|stopped MS"
- *                         (MS: l2_get() to got(); VALUE as text, or hex:...)
+ *                         (MS: dnsnap_l2_get() to got(); VALUE as text, or hex:...)
  *   put KEY VALUE TTL_MS -> "put queued" (SET PXAT now+TTL_MS)
  *   gets PREFIX N      -> N GETs PREFIX0..PREFIX(N-1) at once, all waited for:
  *                         "gets hit=.. miss=.. timeout=.. error=.. refused=.."
@@ -25,17 +32,20 @@
  *                         STATE (closed, open, half-open) or MS pass:
  *                         "until STATE ok|timeout"
  *   drain MS           -> until every SET is answered: "drain ok|timeout"
- *   lat KEY N          -> N GETs of KEY one after the other, l2_get() to got():
+ *   lat KEY N          -> N GETs of KEY one after the other, get to got():
  *                         "lat n=N hit=.. p50_us=.. p99_us=.. max_us=.."
  *   stats              -> "stats gets=.. hits=.. ... breaker=.. nodes=.."
  *   sleep MS           -> "sleep"
- *   quit               -> l2_free(1000), "quit", exit
+ *   quit               -> dnsnap_l2_free(1000) (by the loop's thread with
+ *                         --loop), "quit", exit
  * Connection logs (the log hook) go to stderr as "l2: ...".
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,8 +56,8 @@ struct wait {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	unsigned pending;
-	unsigned n[L2_STOPPED + 1];
-	enum l2_status last;
+	unsigned n[DNSNAP_L2_STOPPED + 1];
+	dnsnap_l2_status_t last;
 	uint64_t t0, ms;
 	uint8_t val[256];
 	size_t len;
@@ -67,7 +77,7 @@ static uint64_t wall_ms(void)
 	return (uint64_t)tv.tv_sec * 1000 + (uint64_t)tv.tv_usec / 1000;
 }
 
-static void got(void *arg, void *waiter, enum l2_status st, const uint8_t *val, size_t len)
+static void got(void *arg, void *waiter, dnsnap_l2_status_t st, const uint8_t *val, size_t len)
 {
 	struct wait *w = waiter;
 	(void)arg;
@@ -126,7 +136,7 @@ static void print_bytes(const uint8_t *p, size_t n)
 }
 
 /* Issue @p n GETs (keys @p base + i when @p numbered) and wait for all. */
-static void run_gets(struct l2 *l, struct wait *w, const char *base, unsigned n, int numbered)
+static void run_gets(dnsnap_l2_t *l, struct wait *w, const char *base, unsigned n, int numbered)
 {
 	uint8_t key[512];
 	memset(w->n, 0, sizeof w->n);
@@ -139,7 +149,7 @@ static void run_gets(struct l2 *l, struct wait *w, const char *base, unsigned n,
 		size_t kl = key_bytes(base, key, sizeof key - 12);
 		if (numbered)
 			kl += (size_t)snprintf((char *)key + kl, 12, "%u", i);
-		if (l2_get(l, key, kl, w) != 0) {
+		if (dnsnap_l2_get(l, key, kl, 0, w) != 0) {
 			refused++;
 			pthread_mutex_lock(&w->mu);
 			w->pending--;
@@ -167,7 +177,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* N sequential GETs of one key: the latency through the thread and Redis */
-static void latency(struct l2 *l, struct wait *w, const char *key, unsigned n)
+static void latency(dnsnap_l2_t *l, struct wait *w, const char *key, unsigned n)
 {
 	uint64_t *us = calloc(n ? n : 1, sizeof *us);
 	unsigned hits = 0;
@@ -180,7 +190,7 @@ static void latency(struct l2 *l, struct wait *w, const char *key, unsigned n)
 		uint64_t t0 = now_us();
 		run_gets(l, w, key, 1, 0);
 		us[i] = now_us() - t0;
-		hits += !w->pending && w->last == L2_HIT;
+		hits += !w->pending && w->last == DNSNAP_L2_HIT;
 	}
 	qsort(us, n, sizeof *us, cmp_u64);
 	printf("lat n=%u hit=%u p50_us=%llu p99_us=%llu max_us=%llu\n", n, hits,
@@ -189,10 +199,10 @@ static void latency(struct l2 *l, struct wait *w, const char *key, unsigned n)
 	free(us);
 }
 
-static void print_stats(struct l2 *l)
+static void print_stats(dnsnap_l2_t *l)
 {
-	struct l2_stats s;
-	l2_stats(l, &s);
+	dnsnap_l2_stats_t s;
+	dnsnap_l2_stats(l, &s);
 	printf("stats gets=%llu hits=%llu misses=%llu timeouts=%llu errors=%llu refused=%llu "
 	       "writes=%llu write_errors=%llu write_drops=%llu moved=%llu ask=%llu "
 	       "reconnects=%llu queue=%llu breaker=%s nodes=%u\n",
@@ -205,7 +215,7 @@ static void print_stats(struct l2 *l)
 	       (unsigned long long)s.queue_depth, breaker_name[s.breaker], s.nodes);
 }
 
-static int command(struct l2 *l, struct wait *w, char *line)
+static int command(dnsnap_l2_t *l, struct wait *w, char *line)
 {
 	char *argv[5] = {0};
 	int argc = 0;
@@ -217,7 +227,7 @@ static int command(struct l2 *l, struct wait *w, char *line)
 		run_gets(l, w, argv[1], 1, 0);
 		if (w->pending)
 			printf("get refused 0\n");
-		else if (w->last == L2_HIT) {
+		else if (w->last == DNSNAP_L2_HIT) {
 			printf("get hit %zu ", w->len);
 			print_bytes(w->val, w->len < sizeof w->val ? w->len : sizeof w->val);
 			printf(" %llu\n", (unsigned long long)w->ms);
@@ -227,17 +237,18 @@ static int command(struct l2 *l, struct wait *w, char *line)
 		uint8_t key[512], val[512];
 		size_t kl = key_bytes(argv[1], key, sizeof key);
 		size_t vl = key_bytes(argv[2], val, sizeof val);
-		l2_put(l, key, kl, val, vl, wall_ms() + strtoull(argv[3], NULL, 10));
+		dnsnap_l2_put(l, key, kl, val, vl, wall_ms() + strtoull(argv[3], NULL, 10));
 		printf("put queued\n");
 	} else if (strcmp(argv[0], "gets") == 0 && argc == 3) {
 		run_gets(l, w, argv[1], (unsigned)strtoul(argv[2], NULL, 10), 1);
-		printf("gets hit=%u miss=%u timeout=%u error=%u refused=%u\n", w->n[L2_HIT],
-		       w->n[L2_MISS], w->n[L2_TIMEOUT], w->n[L2_ERROR], w->pending);
+		printf("gets hit=%u miss=%u timeout=%u error=%u refused=%u\n",
+		       w->n[DNSNAP_L2_HIT], w->n[DNSNAP_L2_MISS], w->n[DNSNAP_L2_TIMEOUT],
+		       w->n[DNSNAP_L2_ERROR], w->pending);
 	} else if (strcmp(argv[0], "until") == 0 && argc == 3) {
 		uint64_t end = now_ms() + strtoull(argv[2], NULL, 10);
-		struct l2_stats s;
+		dnsnap_l2_stats_t s;
 		for (;;) {
-			l2_stats(l, &s);
+			dnsnap_l2_stats(l, &s);
 			if (strcmp(breaker_name[s.breaker], argv[1]) == 0 || now_ms() >= end)
 				break;
 			run_gets(l, w, "until-probe", 1, 0);
@@ -247,9 +258,9 @@ static int command(struct l2 *l, struct wait *w, char *line)
 		       strcmp(breaker_name[s.breaker], argv[1]) == 0 ? "ok" : "timeout");
 	} else if (strcmp(argv[0], "drain") == 0 && argc == 2) {
 		uint64_t end = now_ms() + strtoull(argv[1], NULL, 10);
-		struct l2_stats s;
+		dnsnap_l2_stats_t s;
 		do {
-			l2_stats(l, &s);
+			dnsnap_l2_stats(l, &s);
 			if (s.queue_depth)
 				usleep(5000);
 		} while (s.queue_depth && now_ms() < end);
@@ -271,14 +282,19 @@ static int command(struct l2 *l, struct wait *w, char *line)
 }
 
 struct args {
-	struct l2_opts o;
+	dnsnap_l2_opts_t o;
 	const char *auth_file;
+	int loop;                /* --loop: our thread drives the client */
 	char user[256], password[512];
 };
 
 static int parse_opts(int argc, char **argv, int from, struct args *a)
 {
 	for (int i = from; i < argc; i++) {
+		if (strcmp(argv[i], "--loop") == 0) {
+			a->loop = 1;
+			continue;
+		}
 		if (i + 1 >= argc)
 			return -1;
 		if (strcmp(argv[i], "--wait") == 0)
@@ -295,8 +311,8 @@ static int parse_opts(int argc, char **argv, int from, struct args *a)
 			return -1;
 	}
 	char err[256];
-	if (l2_auth_load(a->auth_file, a->user, sizeof a->user, a->password, sizeof a->password,
-			 err, sizeof err) != 0) {
+	if (dnsnap_l2_auth_load(a->auth_file, a->user, sizeof a->user, a->password,
+				sizeof a->password, err, sizeof err) != 0) {
 		fprintf(stderr, "l2drive: %s\n", err);
 		return -1;
 	}
@@ -307,31 +323,76 @@ static int parse_opts(int argc, char **argv, int from, struct args *a)
 	return 0;
 }
 
+/* --loop: an embedder's event loop, in a thread of ours: it polls the
+ * client's descriptor until told to stop, then frees the client itself (the
+ * driving thread's call) */
+struct driver {
+	dnsnap_l2_t *l;
+	int stop_fd;
+};
+
+static void *drive(void *arg)
+{
+	struct driver *d = arg;
+	struct pollfd p[2] = {{.fd = dnsnap_l2_fd(d->l), .events = POLLIN},
+			      {.fd = d->stop_fd, .events = POLLIN}};
+	while (!(p[1].revents & POLLIN)) {
+		if (poll(p, 2, dnsnap_l2_timeout_ms(d->l)) < 0)
+			p[1].revents = 0;
+		if (dnsnap_l2_process(d->l) != DNSNAP_OK) {
+			fprintf(stderr, "l2drive: dnsnap_l2_process failed\n");
+			break;
+		}
+	}
+	dnsnap_l2_free(d->l, 1000);
+	return NULL;
+}
+
 static int session(struct args *a)
 {
-	struct l2 *l;
+	dnsnap_l2_t *l;
 	char err[256], line[1024];
-	struct l2_hooks h = {.got = got, .log = logline};
+	dnsnap_l2_hooks_t h = {.got = got, .log = logline};
 	static struct wait w = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	struct driver d = {.stop_fd = -1};
+	pthread_t t;
 
-	if (l2_new(&a->o, &h, &l, err, sizeof err) != 0) {
+	if (dnsnap_l2_new(&a->o, &h, &l, err, sizeof err) != 0) {
+		fprintf(stderr, "l2drive: %s\n", err);
+		return 2;
+	}
+	d.l = l;
+	if (a->loop && ((d.stop_fd = eventfd(0, EFD_CLOEXEC)) < 0 ||
+			pthread_create(&t, NULL, drive, &d) != 0)) {
+		fprintf(stderr, "l2drive: no loop thread\n");
+		return 2;
+	}
+	if (!a->loop && dnsnap_l2_start(l, err, sizeof err) != 0) {
 		fprintf(stderr, "l2drive: %s\n", err);
 		return 2;
 	}
 	while (fgets(line, sizeof line, stdin))
 		if (command(l, &w, line))
 			break;
-	l2_free(l, 1000);
+	if (a->loop) {
+		uint64_t one = 1;
+		if (write(d.stop_fd, &one, sizeof one) != sizeof one)
+			return 2;
+		pthread_join(t, NULL);
+		close(d.stop_fd);
+	} else {
+		dnsnap_l2_free(l, 1000);
+	}
 	printf("quit\n");
 	return 0;
 }
 
 static int fill(struct args *a, unsigned long n, size_t size, uint64_t ttl)
 {
-	struct l2_bulk *b;
+	dnsnap_l2_bulk_t *b;
 	char err[256], key[32];
 	uint8_t *val = malloc(size + 1);
-	if (!val || l2_bulk_open(&a->o, &b, err, sizeof err) != 0) {
+	if (!val || dnsnap_l2_bulk_open(&a->o, &b, err, sizeof err) != 0) {
 		fprintf(stderr, "l2drive: %s\n", val ? err : "no memory");
 		free(val);
 		return 2;
@@ -340,19 +401,19 @@ static int fill(struct args *a, unsigned long n, size_t size, uint64_t ttl)
 		int kl = snprintf(key, sizeof key, "key%lu", i);
 		memset(val, 'v', size);
 		memcpy(val, key, (size_t)kl < size ? (size_t)kl : size);
-		if (l2_bulk_put(b, (uint8_t *)key, (size_t)kl, val, size, wall_ms() + ttl, err,
-				sizeof err) != 0)
+		if (dnsnap_l2_bulk_put(b, (uint8_t *)key, (size_t)kl, val, size, wall_ms() + ttl,
+				       err, sizeof err) != 0)
 			goto fail;
 	}
-	if (l2_bulk_flush(b, err, sizeof err) != 0)
+	if (dnsnap_l2_bulk_flush(b, err, sizeof err) != 0)
 		goto fail;
-	l2_bulk_close(b);
+	dnsnap_l2_bulk_close(b);
 	free(val);
 	printf("filled %lu\n", n);
 	return 0;
 fail:
 	fprintf(stderr, "l2drive: %s\n", err);
-	l2_bulk_close(b);
+	dnsnap_l2_bulk_close(b);
 	free(val);
 	return 1;
 }
@@ -371,15 +432,15 @@ static int one(void *arg, const uint8_t *key, size_t key_len, const uint8_t *val
 
 static int scan(struct args *a)
 {
-	struct l2_bulk *b;
+	dnsnap_l2_bulk_t *b;
 	char err[256];
 	uint64_t skipped = 0;
-	if (l2_bulk_open(&a->o, &b, err, sizeof err) != 0) {
+	if (dnsnap_l2_bulk_open(&a->o, &b, err, sizeof err) != 0) {
 		fprintf(stderr, "l2drive: %s\n", err);
 		return 2;
 	}
-	int rc = l2_bulk_scan(b, one, NULL, &skipped, err, sizeof err);
-	l2_bulk_close(b);
+	int rc = dnsnap_l2_bulk_scan(b, one, NULL, &skipped, err, sizeof err);
+	dnsnap_l2_bulk_close(b);
 	if (rc != 0) {
 		fprintf(stderr, "l2drive: %s\n", err);
 		return 1;

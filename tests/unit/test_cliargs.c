@@ -173,40 +173,6 @@ static void nested(jw_t *j)
 	jw_nl(j);
 }
 
-/* What a shared store's entry may hold: the times a dnsnap writer gives (300 s
- * of skew), NOERROR or NXDOMAIN */
-static void test_l2_entry_refused(void **state)
-{
-	(void)state;
-	const uint32_t now = 1700000000;
-	char why[160];
-	dnsnap_hdr_t h = { .inception = now - 10, .expiry = now + 300, .flags = 0 };
-	assert_null(l2_entry_refused(&h, now, why, sizeof why));
-	h.flags = 3; /* NXDOMAIN */
-	assert_null(l2_entry_refused(&h, now, why, sizeof why));
-	h.inception = now + 300; /* a clock 5 minutes ahead: taken */
-	assert_null(l2_entry_refused(&h, now, why, sizeof why));
-	h.expiry = now + 86400 + 300;
-	assert_null(l2_entry_refused(&h, now, why, sizeof why));
-	h.expiry = now - 5; /* expired: the caller's (a miss), not refused */
-	assert_null(l2_entry_refused(&h, now, why, sizeof why));
-	h.expiry = now + 86400 + 301; /* longer than any TTL the cache gives */
-	assert_non_null(l2_entry_refused(&h, now, why, sizeof why));
-	assert_non_null(strstr(why, "longest TTL"));
-	h.expiry = now + 315360000; /* ten years */
-	assert_non_null(l2_entry_refused(&h, now, why, sizeof why));
-	h.expiry = now + 300;
-	h.inception = now + 301; /* cached in the future */
-	assert_non_null(l2_entry_refused(&h, now, why, sizeof why));
-	assert_non_null(strstr(why, "future"));
-	h.inception = now;
-	for (unsigned rc = 0; rc < 16; rc++) {
-		h.flags = (uint16_t)rc;
-		int taken = l2_entry_refused(&h, now, why, sizeof why) == NULL;
-		assert_int_equal(taken, rc == 0 || rc == 3);
-	}
-}
-
 static void test_json(void **state)
 {
 	(void)state;
@@ -245,7 +211,7 @@ int main(void)
 		cmocka_unit_test(test_time_forms),   cmocka_unit_test(test_time_refused),
 		cmocka_unit_test(test_time_iso),     cmocka_unit_test(test_options),
 		cmocka_unit_test(test_json),
-		cmocka_unit_test(test_l2_entry_refused),         cmocka_unit_test(test_json_many_values),
+		cmocka_unit_test(test_json_many_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

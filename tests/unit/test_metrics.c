@@ -52,6 +52,17 @@ static void fill_hist(struct hist *h, uint64_t base)
 		hist_add(h, 1);
 }
 
+/* The forwarder's histogram (plain counts) filled as fill_hist() fills serve's. */
+static void fill_latency(dnsnap_fwd_upstream_stats_t *u, uint64_t base)
+{
+	static struct hist h;
+	memset(&h, 0, sizeof h);
+	fill_hist(&h, base);
+	for (unsigned i = 0; i <= HIST_N; i++)
+		u->latency[i] = atomic_load(&h.b[i]);
+	u->latency_sum_us = atomic_load(&h.sum_us);
+}
+
 static void fill(struct serve_stats *st)
 {
 	memset(st, 0, sizeof *st);
@@ -76,20 +87,21 @@ static void fill(struct serve_stats *st)
 	fill_hist(&st->answer_latency_cache, 3);
 	fill_hist(&st->answer_latency_upstream, 5);
 	st->forwarding = 1;
-	st->upstream_outstanding = v();
-	st->upstream_coalesced = v();
-	st->nupstreams = 2;
-	snprintf(st->up[0].name, sizeof st->up[0].name, "127.0.0.1:53");
-	snprintf(st->up[1].name, sizeof st->up[1].name, "a\\b\"c\nd");
+	st->fwd.in_flight = v();
+	st->fwd.coalesced = v();
+	st->fwd.nup = 2;
+	dnsnap_fwd_upstream_stats_t *up = st->fwd.up;
+	snprintf(up[0].name, sizeof up[0].name, "127.0.0.1:53");
+	snprintf(up[1].name, sizeof up[1].name, "a\\b\"c\nd");
 	for (int u = 0; u < 2; u++) {
-		st->up[u].queries = v();
-		st->up[u].answers = v();
-		st->up[u].timeouts = v();
-		st->up[u].errors = v();
-		st->up[u].mismatched = v();
-		st->up[u].tcp_fallbacks = v();
-		st->up[u].healthy = u == 0;
-		fill_hist(&st->up[u].latency, 7 + (uint64_t)u);
+		up[u].queries = v();
+		up[u].answers = v();
+		up[u].timeouts = v();
+		up[u].errors = v();
+		up[u].mismatched = v();
+		up[u].tcp_fallbacks = v();
+		up[u].healthy = u == 0;
+		fill_latency(&up[u], 7 + (uint64_t)u);
 	}
 	st->cache_entries = v();
 	st->cache_bytes = v();

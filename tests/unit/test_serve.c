@@ -3,7 +3,10 @@
  * `dnsnap serve`: hits are the engine's answers byte for byte, sized by the
  * transport; misses, malformed queries, other opcodes and EDNS versions get
  * the error replies of serve.h, byte for byte; what cannot be answered is
- * dropped. The sockets are tests/cli/test_serve.sh's.
+ * dropped. The miss path's glue (miss_take(), serve_miss.c): an upstream
+ * answer encoded once with the cache's caps, cached, sealed for the second
+ * level with the same expiry, and accepted by its reader. The sockets are
+ * tests/cli/test_serve.sh's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -362,6 +365,104 @@ static void test_upstream_failure_is_servfail_with_ede_and_text(void **state)
 	assert_int_equal(u16at(qe + 11 + 4), SERVE_EDE_NETWORK);
 }
 
+/* An authority's answer: longttl.example.test A 192.0.2.172, TTL 172800 */
+static void long_answer(wb_t *w)
+{
+	put_header(w, 0x8580, 1, 1, 0, 0); /* QR AA RD RA: as NSD answers */
+	put_name(w, "longttl.example.test");
+	put_u16(w, 1);
+	put_u16(w, 1);
+	put_ptr(w, 12);
+	size_t rd = put_fixed(w, 1, 1, 172800);
+	put_raw(w, "\xc0\x00\x02\xac", 4);
+	end_rdata(w, rd);
+}
+
+/* An authority's NXDOMAIN with its SOA: TTL and MINIMUM 86400 */
+static void long_nxdomain(wb_t *w)
+{
+	put_header(w, 0x8583, 1, 0, 1, 0);
+	put_name(w, "nx.longneg.test");
+	put_u16(w, 1);
+	put_u16(w, 1);
+	put_ptr(w, 15); /* longneg.test. */
+	size_t rd = put_fixed(w, 6, 1, 86400);
+	put_name(w, "ns1.longneg.test");
+	put_name(w, "hostmaster.longneg.test");
+	put_u32(w, 2026120101);
+	put_u32(w, 7200);
+	put_u32(w, 3600);
+	put_u32(w, 1209600);
+	put_u32(w, 86400);
+	end_rdata(w, rd);
+}
+
+/* The value's entry, opened as a reader of the second level with the same
+ * cache takes it (dnsnap_l2_value_accept()), and its header; fails the test
+ * when the reader refuses it */
+static void read_back(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
+		      const uint8_t *val, size_t vl, uint32_t now, dnsnap_hdr_t *h)
+{
+	const uint8_t *e;
+	size_t el;
+	dnsnap_diag_t d = { 0 };
+	int err = dnsnap_l2_value_accept(c, key, key_len, val, vl, now, &e, &el, &d);
+	if (err != DNSNAP_OK)
+		fail_msg("the reader refuses it: %s (%s)", d.msg, dnsnap_strerror(err));
+	assert_int_equal(dnsnap_entry_header(e, el, h, NULL), DNSNAP_OK);
+}
+
+static void test_the_miss_path_seals_what_it_caches_with_the_caches_caps(void **state)
+{
+	(void)state;
+	static dnsnap_encoded_t enc;
+	static uint8_t val[DNSNAP_L2_VALUE_MAX];
+	dnsnap_cache_opts_t o;
+	dnsnap_cache_opts_default(&o); /* a resolver's caps, whatever they are */
+	dnsnap_cache_t *c;
+	assert_int_equal(dnsnap_cache_new(&o, &c), DNSNAP_OK);
+	wb_t w;
+	size_t vl = 0;
+	uint64_t pxat = 0;
+	dnsnap_hdr_t h;
+	long_answer(&w);
+	assert_int_equal(miss_take(c, w.b, w.n, NOW, &enc, val, &vl, &pxat, NULL), MISS_CACHED);
+	assert_true(vl > 0);
+	read_back(c, enc.key, enc.key_len, val, vl, NOW, &h);
+	assert_int_equal(h.expiry, NOW + o.max_ttl); /* the cache's cap, not 172800 */
+	assert_int_equal(pxat, (uint64_t)(NOW + o.max_ttl) * 1000);
+	/* what the cache holds is that same entry: its answer's TTL is the cap */
+	dnsnap_query_t q;
+	wb_t qw;
+	put_header(&qw, 0x0100, 1, 0, 0, 0);
+	put_name(&qw, "longttl.example.test");
+	put_u16(&qw, 1);
+	put_u16(&qw, 1);
+	assert_int_equal(dnsnap_query_parse(qw.b, qw.n, NULL, 0, &q, NULL), DNSNAP_OK);
+	dnsnap_lookup_t lk = { .now = NOW + 1 };
+	size_t n;
+	assert_int_equal(dnsnap_cache_lookup(c, &q, &lk, out, sizeof out, &n), DNSNAP_OK);
+	assert_int_equal(lk.tier, DNSNAP_TIER_MEMORY);
+	uint8_t direct[512];
+	size_t dn;
+	assert_int_equal(dnsnap_cache_answer_entry(c, &q, enc.entry, enc.entry_len, NOW + 1, 0,
+						   direct, sizeof direct, &dn), DNSNAP_OK);
+	assert_int_equal(dn, n);
+	assert_memory_equal(direct + 2, out + 2, n - 2); /* the same answer but the ID's rotation */
+
+	/* the negative answer: the cache's negative cap, not the SOA's day */
+	long_nxdomain(&w);
+	assert_int_equal(miss_take(c, w.b, w.n, NOW, &enc, val, &vl, &pxat, NULL), MISS_CACHED);
+	read_back(c, enc.key, enc.key_len, val, vl, NOW, &h);
+	assert_int_equal(h.expiry, NOW + o.max_neg_ttl);
+	assert_int_equal(pxat, (uint64_t)(NOW + o.max_neg_ttl) * 1000);
+
+	/* without a second level, nothing sealed; TTL 0: answered, not kept */
+	long_answer(&w);
+	assert_int_equal(miss_take(c, w.b, w.n, NOW, &enc, NULL, NULL, NULL, NULL), MISS_CACHED);
+	dnsnap_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +479,7 @@ int main(void)
 		cmocka_unit_test(test_a_source_outside_allow_is_refused_with_ede_18),
 		cmocka_unit_test(test_a_miss_to_forward_has_no_reply_and_the_parsed_query),
 		cmocka_unit_test(test_upstream_failure_is_servfail_with_ede_and_text),
+		cmocka_unit_test(test_the_miss_path_seals_what_it_caches_with_the_caches_caps),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

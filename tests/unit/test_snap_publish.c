@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -400,6 +401,170 @@ static void test_publish_fill_filters_the_base_or_publishes_nothing(void **state
 	assert_int_equal(entries_of(p), 0);
 }
 
+/* Ask @p c for NAME-i.pub.example A @p times times (hits). */
+static void ask_times(dnsnap_cache_t *c, const char *name, unsigned i, unsigned times)
+{
+	char owner[64];
+	wb_t w;
+	snprintf(owner, sizeof owner, "%s-%u.pub.example", name, i);
+	put_header(&w, 0x0100, 1, 0, 0, 0);
+	put_name(&w, owner);
+	put_u16(&w, 1);
+	put_u16(&w, 1);
+	dnsnap_query_t q;
+	assert_int_equal(dnsnap_query_parse(w.b, w.n, NULL, 0, &q, NULL), DNSNAP_OK);
+	uint8_t out[512];
+	size_t n;
+	for (unsigned k = 0; k < times; k++)
+		assert_int_equal(dnsnap_cache_answer(c, &q, NOW + 1, 0, out, sizeof out, &n),
+				 DNSNAP_OK);
+}
+
+static int has_name(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		    size_t entry_len)
+{
+	(void)entry, (void)entry_len;
+	const char *want = arg; /* a label, as the key holds it (reversed labels) */
+	return memmem(key, key_len, want, strlen(want)) != NULL;
+}
+
+/* Whether the snapshot at @p p holds a key with the label @p label */
+static int holds(const char *p, const char *label)
+{
+	dnsnap_snap_t *s;
+	assert_int_equal(dnsnap_snap_open(p, &s, NULL), DNSNAP_OK);
+	int r = dnsnap_snap_foreach(s, has_name, (void *)label);
+	dnsnap_snap_close(s);
+	return r;
+}
+
+/* What the cache spends on an entry: its allocation (9 bytes before the key,
+ * then key and entry, as the allocator rounds it) and 12 bytes of index. */
+static int alloc_cost(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+		      size_t entry_len)
+{
+	(void)key, (void)entry;
+	void *p = malloc(9 + key_len + entry_len);
+	assert_non_null(p);
+	*(size_t *)arg += malloc_usable_size(p) + 12;
+	free(p);
+	return 0;
+}
+
+static void test_publish_with_a_bound_keeps_the_most_hit_entries(void **state)
+{
+	(void)state;
+	const char *p = path("bound.snap");
+	dnsnap_cache_t *c = cache_of("b", 40);
+	for (unsigned i = 0; i < 10; i++)
+		ask_times(c, "b", i, 5 + i); /* b-0 .. b-9: the most hit */
+	dnsnap_publish_opts_t o = merge_opts;
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	/* no bound, then a bound over what the cache holds: all 40 */
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 40);
+	o.flags = DNSNAP_PUBLISH_REPLACE;
+	o.max_bytes = 1u << 20;
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 40);
+	assert_int_equal(ps.over_bound, 0);
+	/* room for about a quarter (an entry costs the cache about 100 bytes
+	 * here): the ten most hit stay */
+	o.max_bytes = 10 * 128;
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_true(ps.write.entries >= 10 && ps.write.entries < 40);
+	assert_int_equal(ps.over_bound, 40 - ps.write.entries);
+	assert_int_equal(entries_of(p), ps.write.entries);
+	char label[16];
+	for (unsigned i = 0; i < 10; i++) {
+		snprintf(label, sizeof label, "%cb-%u", 3, i); /* the label's length byte, then it */
+		assert_true(holds(p, label));
+	}
+	/* and never more than the bound, as the cache counts an entry: its
+	 * allocation (what the allocator hands out for it) and a slot */
+	dnsnap_snap_t *s;
+	assert_int_equal(dnsnap_snap_open(p, &s, NULL), DNSNAP_OK);
+	size_t cost = 0;
+	assert_int_equal(dnsnap_snap_foreach(s, alloc_cost, &cost), 0);
+	dnsnap_snap_close(s);
+	assert_true(cost > 0 && cost <= o.max_bytes);
+	/* a bound no entry fits in: nothing */
+	o.max_bytes = 8;
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 0);
+	dnsnap_cache_free(c);
+}
+
+static void test_publish_keeps_stale_entries_within_the_window(void **state)
+{
+	(void)state;
+	const char *p = path("stale.snap");
+	dnsnap_cache_t *c = cache_of("st", 3); /* TTL 3600 at NOW */
+	write_snap(path("stale-base.snap"), "sb", 2);
+	dnsnap_publish_opts_t o = { .now = NOW + 3700, .stale_window = 200 }; /* 100 s ago */
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	/* the base: expired too, kept as well */
+	dnsnap_snap_publish(c, p, &(dnsnap_publish_opts_t){ .now = NOW + 1 }, NULL, NULL, &d);
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 3);
+	assert_int_equal(ps.stale, 3);
+	o.stale_window = 50; /* expired longer ago than the window */
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 0);
+	assert_int_equal(ps.write.skipped, 3);
+	/* a base's stale entries kept within the window */
+	dnsnap_cache_t *empty;
+	assert_int_equal(dnsnap_cache_new(NULL, &empty), DNSNAP_OK);
+	o.stale_window = 200;
+	assert_int_equal(dnsnap_snap_publish(empty, path("stale-base.snap"), &o, NULL, &ps, &d),
+			 DNSNAP_OK);
+	assert_int_equal(ps.write.from_base, 2);
+	assert_int_equal(ps.stale, 2);
+	o.stale_window = 0;
+	assert_int_equal(dnsnap_snap_publish(empty, path("stale-base.snap"), &o, NULL, &ps, &d),
+			 DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 0);
+	assert_int_equal(ps.write.base_expired, 2);
+	dnsnap_cache_free(empty);
+	dnsnap_cache_free(c);
+}
+
+static int exclude_label(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+			 size_t entry_len)
+{
+	return has_name(arg, key, key_len, entry, entry_len);
+}
+
+static void test_publish_leaves_out_what_the_filter_excludes(void **state)
+{
+	(void)state;
+	const char *p = path("ex.snap");
+	write_snap(p, "ex", 4); /* the base: ex-0 .. ex-3 */
+	dnsnap_cache_t *c = cache_of("ex", 6); /* ex-0 .. ex-5, newer */
+	char label[16];
+	snprintf(label, sizeof label, "%cex-2", 4);
+	dnsnap_publish_opts_t o = merge_opts;
+	o.exclude = exclude_label;
+	o.exclude_arg = label;
+	dnsnap_publish_stats_t ps;
+	dnsnap_diag_t d = { 0 };
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 5);
+	assert_int_equal(ps.excluded, 1);
+	assert_false(holds(p, label));
+	dnsnap_cache_free(c);
+	/* from the base alone too */
+	assert_int_equal(dnsnap_cache_new(NULL, &c), DNSNAP_OK);
+	write_snap(p, "ex", 4);
+	assert_int_equal(dnsnap_snap_publish(c, p, &o, NULL, &ps, &d), DNSNAP_OK);
+	assert_int_equal(ps.write.entries, 3);
+	assert_int_equal(ps.excluded, 1);
+	assert_false(holds(p, label));
+	dnsnap_cache_free(c);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -425,6 +590,9 @@ int main(void)
 		cmocka_unit_test(test_publish_replaces_an_unopenable_base_only_when_told),
 		cmocka_unit_test(test_publish_waits_for_the_writers_lock),
 		cmocka_unit_test(test_publish_fill_filters_the_base_or_publishes_nothing),
+		cmocka_unit_test(test_publish_with_a_bound_keeps_the_most_hit_entries),
+		cmocka_unit_test(test_publish_keeps_stale_entries_within_the_window),
+		cmocka_unit_test(test_publish_leaves_out_what_the_filter_excludes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -352,6 +352,67 @@ static void test_stale_ede_fits_the_size_limit(void **state)
 	}
 }
 
+/* dnsnap_cache_encode(): the policy on the one encoding a miss inserts, answers
+ * and seals. A cache of its own caps (1 hour, 10 minutes negative): the
+ * expected expiries are the test's configuration, not the library's defaults. */
+static void test_one_encoding_carries_the_caches_own_caps(void **state)
+{
+	(void)state;
+	dnsnap_cache_opts_t o;
+	dnsnap_cache_opts_default(&o);
+	o.max_ttl = 3600;
+	o.max_neg_ttl = 600;
+	dnsnap_cache_t *c;
+	assert_int_equal(dnsnap_cache_new(&o, &c), DNSNAP_OK);
+	wb_t w;
+	dnsnap_hdr_t h;
+	cname_a(&w, 172800, 172800, 0); /* an authority's two days */
+	assert_int_equal(dnsnap_cache_encode(c, w.b, w.n, NOW, NULL, 0, &scratch, NULL),
+			 DNSNAP_OK);
+	assert_int_equal(dnsnap_entry_header(scratch.entry, scratch.entry_len, &h, NULL),
+			 DNSNAP_OK);
+	assert_int_equal(h.inception, NOW);
+	assert_int_equal(h.expiry, NOW + 3600);
+	assert_int_equal(scratch.ttl, 3600);
+	negative(&w, 3, 86400, 86400); /* NXDOMAIN, SOA MINIMUM a day */
+	assert_int_equal(dnsnap_cache_encode(c, w.b, w.n, NOW, NULL, 0, &scratch, NULL),
+			 DNSNAP_OK);
+	assert_int_equal(dnsnap_entry_header(scratch.entry, scratch.entry_len, &h, NULL),
+			 DNSNAP_OK);
+	assert_int_equal(h.expiry, NOW + 600);
+	/* inserted as encoded: the cache's entry is that one, and so is an answer
+	 * from the encoding itself (each record capped at max_ttl, aged) */
+	cname_a(&w, 172800, 300, 0);
+	assert_int_equal(dnsnap_cache_encode(c, w.b, w.n, NOW, NULL, 0, &scratch, NULL),
+			 DNSNAP_OK);
+	assert_int_equal(dnsnap_cache_insert_encoded(c, &scratch), DNSNAP_OK);
+	dnsnap_query_t q;
+	wb_t qw;
+	put_header(&qw, 0x0100, 1, 0, 0, 0);
+	put_name(&qw, "WWW.example.com");
+	put_u16(&qw, 1);
+	put_u16(&qw, 1);
+	assert_int_equal(dnsnap_query_parse(qw.b, qw.n, NULL, 0, &q, NULL), DNSNAP_OK);
+	uint8_t a1[512], a2[512];
+	size_t n1, n2;
+	assert_int_equal(dnsnap_cache_answer(c, &q, NOW + 5, 0, a1, sizeof a1, &n1), DNSNAP_OK);
+	assert_int_equal(dnsnap_cache_answer_entry(c, &q, scratch.entry, scratch.entry_len,
+						   NOW + 5, 0, a2, sizeof a2, &n2), DNSNAP_OK);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(a1, a2, n1);
+	ans_t a;
+	assert_int_equal(ans_parse(a1, n1, &a), 0);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.rr[0].ttl, 3600 - 5); /* the CNAME: capped at the cache's hour */
+	assert_int_equal(a.rr[1].ttl, 300 - 5);
+	/* TTL 0 after the policy: ENOTCACHE, the encoding still there to answer from */
+	cname_a(&w, 0, 0, 0);
+	assert_int_equal(dnsnap_cache_encode(c, w.b, w.n, NOW, NULL, 0, &scratch, NULL),
+			 DNSNAP_ENOTCACHE);
+	assert_true(scratch.entry_len > 0);
+	dnsnap_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_a_cname_before_nxdomain_keeps_its_own_ttl),
 		cmocka_unit_test(test_stale_answers_have_ttl_30_and_ede_3),
 		cmocka_unit_test(test_stale_ede_fits_the_size_limit),
+		cmocka_unit_test(test_one_encoding_carries_the_caches_own_caps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /*
  * forward_msg.c: the forwarder's messages alone, no sockets (forward.h):
- * the upstream query it sends and the checks a reply must pass. Apart from
- * forward.c so that the fuzz target and the tests take them alone.
+ * the upstream query it sends and the checks a reply must pass, apart from
+ * the sockets so that the fuzz target and the tests read them alone.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -44,8 +44,8 @@ static size_t name_end(const uint8_t *m, size_t len, size_t off)
 	return 0;
 }
 
-size_t fwd_build_query(const dnsnap_query_t *q, uint16_t id, const uint8_t *rnd, uint8_t *out,
-		       size_t cap)
+size_t dnsnap_fwd_build_query(const dnsnap_query_t *q, uint16_t id, const uint8_t *rnd,
+			      uint8_t *out, size_t cap)
 {
 	size_t nl = q->qname_len;
 	size_t len = HDR + nl + 4 + OPT_LEN;
@@ -76,7 +76,7 @@ size_t fwd_build_query(const dnsnap_query_t *q, uint16_t id, const uint8_t *rnd,
 	o += 4;
 	o[0] = 0;                               /* OPT: the root */
 	st16be(o + 1, TYPE_OPT);
-	st16be(o + 3, FWD_EDNS_SIZE);           /* CLASS: the payload size */
+	st16be(o + 3, DNSNAP_FWD_EDNS_SIZE);           /* CLASS: the payload size */
 	o[5] = 0;                               /* extended RCODE */
 	o[6] = 0;                               /* version */
 	st16be(o + 7, EDNS_DO);
@@ -84,8 +84,8 @@ size_t fwd_build_query(const dnsnap_query_t *q, uint16_t id, const uint8_t *rnd,
 	return len;
 }
 
-int fwd_reply_matches(const uint8_t *query, size_t qlen, const uint8_t *reply, size_t rlen,
-		      int use_0x20)
+int dnsnap_fwd_reply_matches(const uint8_t *query, size_t qlen, const uint8_t *reply,
+			     size_t rlen, int use_0x20)
 {
 	if (qlen < HDR)
 		return 0;

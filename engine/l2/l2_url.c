@@ -1,9 +1,10 @@
 /*
- * l2_url.c: the URLs of --l2, --from and --to; the AUTH file; small parts
- * the other files share (addresses, the clock, SCAN's pattern).
+ * l2_url.c: the client's URLs; the AUTH file; small parts the other files
+ * share (addresses, the clock, SCAN's pattern, SIGPIPE).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +14,14 @@
 
 #include "l2_int.h"
 
-uint64_t l2_now_ms(void)
+uint64_t dnsnap__l2_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void l2_addr_str(const struct l2_addr *a, char *out, size_t cap)
+void dnsnap__l2_addr_str(const struct l2_addr *a, char *out, size_t cap)
 {
 	if (a->port == 0)
 		snprintf(out, cap, "unix:%s", a->host);
@@ -30,23 +31,20 @@ void l2_addr_str(const struct l2_addr *a, char *out, size_t cap)
 		snprintf(out, cap, "%s:%d", a->host, a->port);
 }
 
-int l2_addr_eq(const struct l2_addr *a, const struct l2_addr *b)
+int dnsnap__l2_addr_eq(const struct l2_addr *a, const struct l2_addr *b)
 {
 	return a->port == b->port && strcmp(a->host, b->host) == 0;
 }
 
-uint8_t *l2_key_join(const char *prefix, size_t plen, const uint8_t *key, size_t key_len)
+void dnsnap__l2_sigpipe_ignore(void)
 {
-	uint8_t *k = malloc(plen + key_len + 1);
-	if (!k)
-		return NULL;
-	memcpy(k, prefix, plen);
-	if (key_len)
-		memcpy(k + plen, key, key_len);
-	return k;
+	struct sigaction sa;
+	/* hiredis writes with write(): a server that closes must be EPIPE, not the end */
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+		signal(SIGPIPE, SIG_IGN);
 }
 
-size_t l2_match_pattern(const char *in, size_t len, char *out, size_t cap)
+size_t dnsnap__l2_match_pattern(const char *in, size_t len, char *out, size_t cap)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < len; i++) {
@@ -104,6 +102,8 @@ static const char *parse_hostport(const char *s, size_t n, struct l2_addr *a)
 		hlen = (size_t)(close - s) - 1;
 		if (hlen == 0)
 			return "no host";
+		if (hlen >= L2_HOST_MAX)
+			return "an IPv6 address too long";
 		for (size_t i = 1; i <= hlen; i++)
 			if (!strchr("0123456789abcdefABCDEF:.", s[i]))
 				return "a bad IPv6 address";
@@ -142,7 +142,7 @@ static const char *parse_hostport(const char *s, size_t n, struct l2_addr *a)
 	return NULL;
 }
 
-int l2_url_parse(const char *url, struct l2_url *out, char *err, size_t errcap)
+int dnsnap__l2_url_parse(const char *url, struct l2_url *out, char *err, size_t errcap)
 {
 	static const char redis[] = "redis://", unixs[] = "unix://", cluster[] = "redis-cluster://";
 	unsigned long db = 0;
@@ -151,7 +151,7 @@ int l2_url_parse(const char *url, struct l2_url *out, char *err, size_t errcap)
 	memset(out, 0, sizeof *out);
 	if (!url || !*url)
 		return fail(err, errcap, "", "no URL");
-	if (strlen(url) >= L2_URL_MAX)
+	if (strlen(url) >= DNSNAP_L2_URL_MAX)
 		return fail(err, errcap, "(URL)", "too long");
 	if (strchr(url, '@')) { /* not echoed: it holds a secret */
 		snprintf(err, errcap, "a Redis URL with a user or password is refused (ps shows "
@@ -240,26 +240,32 @@ static int auth_file(const char *file, char *user, size_t user_cap, char *passwo
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
-		snprintf(err, errcap, "%s: %s", file, strerror(errno));
-		return -1;
+		int e = errno;
+		snprintf(err, errcap, "%s: %s", file, strerror(e));
+		return -e;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		snprintf(err, errcap, "%s: not a regular file", file);
 		close(fd);
-		return -1;
+		return DNSNAP_EINVAL;
 	}
 	if (st.st_mode & 077) {
 		snprintf(err, errcap,
 			 "%s: readable or writable by others than its owner (mode %03o): "
 			 "chmod 600 it", file, (unsigned)(st.st_mode & 0777));
 		close(fd);
-		return -1;
+		return DNSNAP_EINVAL;
 	}
 	n = read(fd, buf, sizeof buf);
 	close(fd);
-	if (n < 0 || (size_t)n == sizeof buf) {
-		snprintf(err, errcap, "%s: %s", file, n < 0 ? strerror(errno) : "too long");
-		return -1;
+	if (n < 0) {
+		int e = errno;
+		snprintf(err, errcap, "%s: %s", file, strerror(e));
+		return -e;
+	}
+	if ((size_t)n == sizeof buf) {
+		snprintf(err, errcap, "%s: too long", file);
+		return DNSNAP_EINVAL;
 	}
 	len = (size_t)n;
 	if (len && buf[len - 1] == '\n')
@@ -288,22 +294,26 @@ static int auth_file(const char *file, char *user, size_t user_cap, char *passwo
 	return 0;
 bad:
 	snprintf(err, errcap, "%s: not one line \"PASSWORD\" or \"USER PASSWORD\"", file);
-	return -1;
+	return DNSNAP_EINVAL;
 long_:
 	snprintf(err, errcap, "%s: a user or password too long", file);
-	return -1;
+	return DNSNAP_EINVAL;
 }
 
-int l2_auth_load(const char *file, char *user, size_t user_cap, char *password,
-		 size_t password_cap, char *err, size_t errcap)
+int dnsnap_l2_auth_load(const char *file, char *user, size_t user_cap, char *password,
+			size_t password_cap, char *err, size_t errcap)
 {
 	if (user_cap == 0 || password_cap == 0) {
 		snprintf(err, errcap, "no room for the user and password");
-		return -1;
+		return DNSNAP_EINVAL;
 	}
 	user[0] = password[0] = '\0';
-	if (file)
-		return auth_file(file, user, user_cap, password, password_cap, err, errcap);
+	if (file) {
+		int rc = auth_file(file, user, user_cap, password, password_cap, err, errcap);
+		if (rc != 0)
+			user[0] = password[0] = '\0';
+		return rc;
+	}
 	const char *p = getenv("DNSNAP_REDIS_PASSWORD");
 	const char *u = getenv("DNSNAP_REDIS_USER");
 	if (!p || !*p)
@@ -312,13 +322,13 @@ int l2_auth_load(const char *file, char *user, size_t user_cap, char *password,
 	    (u && copy_word(u, strlen(u), user, user_cap) != 0)) {
 		snprintf(err, errcap, "DNSNAP_REDIS_PASSWORD or DNSNAP_REDIS_USER too long");
 		user[0] = password[0] = '\0';
-		return -1;
+		return DNSNAP_EINVAL;
 	}
 	return 0;
 }
 
-int l2_url_check(const char *url, char *err, size_t errcap)
+int dnsnap_l2_url_check(const char *url, char *err, size_t errcap)
 {
 	struct l2_url u;
-	return l2_url_parse(url, &u, err, errcap);
+	return dnsnap__l2_url_parse(url, &u, err, errcap) == 0 ? DNSNAP_OK : DNSNAP_EINVAL;
 }

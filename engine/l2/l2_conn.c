@@ -1,5 +1,5 @@
 /*
- * l2_conn.c: one non-blocking connection of the serve thread and the FIFO of
+ * l2_conn.c: one non-blocking connection of the client's loop and the FIFO of
  * the commands it carries. Redis answers in order on a connection, so the
  * FIFO's front is what the next reply answers; a GET that timed out stays in
  * it (its waiter given back already) so the replies after it still match.
@@ -13,17 +13,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "l2_thread.h"
+#include "l2_loop.h"
 
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000
 #define READ_CHUNK 65536
 #define READS_PER_EVENT 8 /* then back to the loop: a 10 MB reply does not hold the thread */
-/* hiredis 0.14 reads a bulk reply whole, of any length (Redis allows 512 MB): a reply
- * still incomplete past this is not read further, the connection is dropped */
-#define READ_MAX (32u << 20)
 
-void l2_log(struct l2 *l, const char *fmt, ...)
+void dnsnap__l2_log(dnsnap_l2_t *l, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -35,7 +32,7 @@ void l2_log(struct l2 *l, const char *fmt, ...)
 	l->hooks.log(l->hooks.arg, msg);
 }
 
-static void set_events(struct l2 *l, unsigned i, uint32_t ev)
+static void set_events(dnsnap_l2_t *l, unsigned i, uint32_t ev)
 {
 	struct node *n = &l->nodes[i];
 	struct epoll_event e = {.events = ev, .data.u64 = ((uint64_t)n->gen << 32) | i};
@@ -46,7 +43,7 @@ static void set_events(struct l2 *l, unsigned i, uint32_t ev)
 }
 
 /* Append @p c's command to the connection's output buffer and to the FIFO. */
-static int push(struct l2 *l, unsigned i, struct cmd *c, uint64_t now)
+static int push(dnsnap_l2_t *l, unsigned i, struct cmd *c, uint64_t now)
 {
 	struct node *n = &l->nodes[i];
 	const char *argv[5];
@@ -56,7 +53,7 @@ static int push(struct l2 *l, unsigned i, struct cmd *c, uint64_t now)
 
 #define ARG(p, n_) (argv[argc] = (const char *)(p), len[argc++] = (n_))
 	switch (c->kind) {
-	case C_GET: /* bounded: see L2_VALUE_MAX */
+	case C_GET: /* bounded: see DNSNAP_L2_READ_MAX */
 		ARG("GETRANGE", 8);
 		ARG(c->key, c->key_len);
 		ARG("0", 1);
@@ -105,18 +102,18 @@ static int push(struct l2 *l, unsigned i, struct cmd *c, uint64_t now)
 	return 0;
 }
 
-static void handshake_cmd(struct l2 *l, unsigned i, enum cmd_kind k, uint64_t now)
+static void handshake_cmd(dnsnap_l2_t *l, unsigned i, enum cmd_kind k, uint64_t now)
 {
-	struct cmd *c = l2c_new(k, "", 0, NULL, 0, NULL, 0);
+	struct cmd *c = dnsnap__l2c_new(k, "", 0, NULL, 0, NULL, 0);
 	if (!c || push(l, i, c, now) != 0) {
 		free(c);
-		l2n_fail(l, i, "no memory");
+		dnsnap__l2n_fail(l, i, "no memory");
 		return;
 	}
 	l->nodes[i].handshake++;
 }
 
-int l2n_open(struct l2 *l, unsigned i, uint64_t now)
+int dnsnap__l2n_open(dnsnap_l2_t *l, unsigned i, uint64_t now)
 {
 	struct node *n = &l->nodes[i];
 	n->c = n->addr.port ? redisConnectNonBlock(n->addr.host, n->addr.port)
@@ -124,9 +121,12 @@ int l2n_open(struct l2 *l, unsigned i, uint64_t now)
 	if (!n->c || n->c->err) {
 		char why[160];
 		snprintf(why, sizeof why, "%s", n->c ? n->c->errstr : "no memory");
-		l2n_fail(l, i, why);
+		dnsnap__l2n_fail(l, i, why);
 		return -1;
 	}
+	/* hiredis 0.14 keeps a bulk string until it is whole, of any length (Redis
+	 * allows 512 MB), and reserves a multi-bulk's count at once: bounded */
+	dnsnap__l2_reader_bound(n->c->reader, &n->bound);
 	n->gen++;
 	n->events = 0;
 	n->state = N_CONNECTING;
@@ -144,12 +144,12 @@ int l2n_open(struct l2 *l, unsigned i, uint64_t now)
 	return n->c ? 0 : -1;
 }
 
-void l2n_fail(struct l2 *l, unsigned i, const char *why)
+void dnsnap__l2n_fail(dnsnap_l2_t *l, unsigned i, const char *why)
 {
 	struct node *n = &l->nodes[i];
 	char a[300];
 	struct cmd *c;
-	uint64_t now = l2_now_ms();
+	uint64_t now = dnsnap__l2_now_ms();
 
 	if (n->c) {
 		if (n->events)
@@ -162,8 +162,8 @@ void l2n_fail(struct l2 *l, unsigned i, const char *why)
 		atomic_fetch_sub(&l->nodes_up, 1);
 	n->state = N_DOWN;
 	if (!n->logged && !l->stopping) {
-		l2_addr_str(&n->addr, a, sizeof a);
-		l2_log(l, "redis %s: %s", a, why);
+		dnsnap__l2_addr_str(&n->addr, a, sizeof a);
+		dnsnap__l2_log(l, "redis %s: %s", a, why);
 		n->logged = 1;
 	}
 	n->failed = 1;
@@ -174,32 +174,33 @@ void l2n_fail(struct l2 *l, unsigned i, const char *why)
 	/* a connection lost (or not made) is one failure for the breaker,
 	 * however many GETs it took with it */
 	if (!l->stopping)
-		l2_breaker_failed(l);
+		dnsnap__l2_breaker_failed(l);
 	c = n->head;
 	n->head = n->tail = NULL;
 	while (c) {
 		struct cmd *next = c->next;
-		l2c_fail_note(l, c, l->stopping, -1);
+		dnsnap__l2c_fail_note(l, c, l->stopping, -1);
 		c = next;
 	}
 	if (l->cluster)
 		l->refresh_pending = 1;
 }
 
-void l2n_append(struct l2 *l, unsigned i, struct cmd *c, uint64_t now)
+void dnsnap__l2n_append(dnsnap_l2_t *l, unsigned i, struct cmd *c, uint64_t now)
 {
 	struct node *n = &l->nodes[i];
-	if (n->state == N_DOWN && (now < n->retry_at || l->stopping || l2n_open(l, i, now) != 0)) {
+	if (n->state == N_DOWN &&
+	    (now < n->retry_at || l->stopping || dnsnap__l2n_open(l, i, now) != 0)) {
 		/* down, waiting for its backoff: failed at once, not counted again
-		 * (the lost connection was, and each retry that fails is: l2n_fail()) */
-		l2c_fail_note(l, c, l->stopping, -1);
+		 * (the lost connection was, and each retry that fails is: dnsnap__l2n_fail()) */
+		dnsnap__l2c_fail_note(l, c, l->stopping, -1);
 		return;
 	}
 	if (push(l, i, c, now) != 0)
-		l2c_fail(l, c, 0);
+		dnsnap__l2c_fail(l, c, 0);
 }
 
-void l2n_flush(struct l2 *l, unsigned i)
+void dnsnap__l2n_flush(dnsnap_l2_t *l, unsigned i)
 {
 	struct node *n = &l->nodes[i];
 	int done = 0;
@@ -212,13 +213,13 @@ void l2n_flush(struct l2 *l, unsigned i)
 	if (redisBufferWrite(n->c, &done) != REDIS_OK) {
 		char why[160];
 		snprintf(why, sizeof why, "%s", n->c->errstr);
-		l2n_fail(l, i, why);
+		dnsnap__l2n_fail(l, i, why);
 		return;
 	}
 	set_events(l, i, done ? EPOLLIN : EPOLLIN | EPOLLOUT);
 }
 
-static void ready(struct l2 *l, unsigned i)
+static void ready(dnsnap_l2_t *l, unsigned i)
 {
 	struct node *n = &l->nodes[i];
 	char a[300];
@@ -227,8 +228,8 @@ static void ready(struct l2 *l, unsigned i)
 	if (n->failed) {
 		atomic_fetch_add(&l->reconnects, 1);
 		if (n->logged) {
-			l2_addr_str(&n->addr, a, sizeof a);
-			l2_log(l, "redis %s: connected again", a);
+			dnsnap__l2_addr_str(&n->addr, a, sizeof a);
+			dnsnap__l2_log(l, "redis %s: connected again", a);
 		}
 	}
 	n->failed = n->logged = 0;
@@ -236,7 +237,7 @@ static void ready(struct l2 *l, unsigned i)
 }
 
 /* A reply to PING, AUTH or SELECT: an error fails the connection. */
-static void handshake_reply(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r)
+static void handshake_reply(dnsnap_l2_t *l, unsigned i, struct cmd *c, const redisReply *r)
 {
 	static const char *const what[] = {[C_PING] = "PING", [C_AUTH] = "AUTH",
 					   [C_SELECT] = "SELECT"};
@@ -244,7 +245,7 @@ static void handshake_reply(struct l2 *l, unsigned i, struct cmd *c, const redis
 	if (r->type == REDIS_REPLY_ERROR) {
 		snprintf(why, sizeof why, "%s refused: %.*s", what[c->kind], (int)r->len, r->str);
 		free(c);
-		l2n_fail(l, i, why);
+		dnsnap__l2n_fail(l, i, why);
 		return;
 	}
 	free(c);
@@ -252,15 +253,28 @@ static void handshake_reply(struct l2 *l, unsigned i, struct cmd *c, const redis
 		ready(l, i);
 }
 
-static void read_replies(struct l2 *l, unsigned i)
+/* The reader failed, or holds too much: a reply over the bounds is counted */
+static void reader_failed(dnsnap_l2_t *l, unsigned i)
+{
+	struct node *n = &l->nodes[i];
+	char why[200];
+	const char *over = dnsnap__l2_reader_over(n->c->reader, &n->bound);
+	if (over) {
+		atomic_fetch_add(&l->too_big, 1);
+		snprintf(why, sizeof why, "a reply over the bounds: %s", over);
+	} else {
+		snprintf(why, sizeof why, "protocol error: %s", n->c->reader->errstr);
+	}
+	dnsnap__l2n_fail(l, i, why);
+}
+
+static void read_replies(dnsnap_l2_t *l, unsigned i)
 {
 	struct node *n = &l->nodes[i];
 	void *rp;
 	while (n->c) {
 		if (redisReaderGetReply(n->c->reader, &rp) != REDIS_OK) {
-			char why[160];
-			snprintf(why, sizeof why, "protocol error: %s", n->c->reader->errstr);
-			l2n_fail(l, i, why);
+			reader_failed(l, i);
 			return;
 		}
 		if (!rp)
@@ -268,7 +282,7 @@ static void read_replies(struct l2 *l, unsigned i)
 		struct cmd *c = n->head;
 		if (!c) {
 			freeReplyObject(rp);
-			l2n_fail(l, i, "a reply to no command");
+			dnsnap__l2n_fail(l, i, "a reply to no command");
 			return;
 		}
 		n->head = c->next;
@@ -277,12 +291,12 @@ static void read_replies(struct l2 *l, unsigned i)
 		if (c->kind == C_PING || c->kind == C_AUTH || c->kind == C_SELECT)
 			handshake_reply(l, i, c, rp);
 		else
-			l2c_reply(l, i, c, rp);
+			dnsnap__l2c_reply(l, i, c, rp);
 		freeReplyObject(rp);
 	}
 }
 
-static void on_connected(struct l2 *l, unsigned i)
+static void on_connected(dnsnap_l2_t *l, unsigned i)
 {
 	struct node *n = &l->nodes[i];
 	int err = 0;
@@ -290,14 +304,14 @@ static void on_connected(struct l2 *l, unsigned i)
 	if (getsockopt(n->c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
 		err = errno;
 	if (err) {
-		l2n_fail(l, i, strerror(err));
+		dnsnap__l2n_fail(l, i, strerror(err));
 		return;
 	}
 	n->state = N_HANDSHAKE;
-	l2n_flush(l, i);
+	dnsnap__l2n_flush(l, i);
 }
 
-void l2n_event(struct l2 *l, unsigned i, uint32_t ev)
+void dnsnap__l2n_event(dnsnap_l2_t *l, unsigned i, uint32_t ev)
 {
 	struct node *n = &l->nodes[i];
 	char buf[READ_CHUNK];
@@ -311,30 +325,30 @@ void l2n_event(struct l2 *l, unsigned i, uint32_t ev)
 		return;
 	}
 	if (ev & EPOLLOUT)
-		l2n_flush(l, i);
+		dnsnap__l2n_flush(l, i);
 	if (!n->c || !(ev & (EPOLLIN | EPOLLERR | EPOLLHUP)))
 		return;
 	for (int k = 0; k < READS_PER_EVENT && n->c; k++) {
 		ssize_t got = read(n->c->fd, buf, sizeof buf);
 		if (got == 0) {
-			l2n_fail(l, i, "connection closed by the server");
+			dnsnap__l2n_fail(l, i, "connection closed by the server");
 			return;
 		}
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				l2n_fail(l, i, strerror(errno));
+				dnsnap__l2n_fail(l, i, strerror(errno));
 			break;
 		}
-		n->rx_at = l2_now_ms();
+		n->rx_at = dnsnap__l2_now_ms();
 		if (redisReaderFeed(n->c->reader, buf, (size_t)got) != REDIS_OK) {
-			l2n_fail(l, i, "no memory");
+			dnsnap__l2n_fail(l, i, "no memory");
 			return;
 		}
 		read_replies(l, i);
-		if (n->c && n->c->reader->len - n->c->reader->pos > READ_MAX) {
-			l2n_fail(l, i, "a reply over 32 MB");
+		if (n->c && dnsnap__l2_reader_full(n->c->reader)) {
+			reader_failed(l, i); /* a reply still incomplete: not read further */
 			return;
 		}
 		if ((size_t)got < sizeof buf)
@@ -342,7 +356,7 @@ void l2n_event(struct l2 *l, unsigned i, uint32_t ev)
 	}
 }
 
-void l2n_close_all(struct l2 *l)
+void dnsnap__l2n_close_all(dnsnap_l2_t *l)
 {
 	for (unsigned i = 0; i < l->n_nodes; i++) {
 		struct node *n = &l->nodes[i];
@@ -350,7 +364,7 @@ void l2n_close_all(struct l2 *l)
 		n->head = n->tail = NULL;
 		while (c) {
 			struct cmd *next = c->next;
-			l2c_fail(l, c, 1);
+			dnsnap__l2c_fail(l, c, 1);
 			c = next;
 		}
 		if (n->c) {

@@ -7,7 +7,7 @@
 
 #include "l2_int.h"
 
-uint16_t l2_crc16(const uint8_t *p, size_t len)
+uint16_t dnsnap__l2_crc16(const uint8_t *p, size_t len)
 {
 	uint16_t crc = 0;
 	for (size_t i = 0; i < len; i++) {
@@ -18,7 +18,7 @@ uint16_t l2_crc16(const uint8_t *p, size_t len)
 	return crc;
 }
 
-unsigned l2_key_slot(const uint8_t *key, size_t len)
+unsigned dnsnap_l2_key_slot(const uint8_t *key, size_t len)
 {
 	/* the hash tag: between the first '{' and the next '}', when not empty */
 	const uint8_t *open = memchr(key, '{', len);
@@ -26,9 +26,10 @@ unsigned l2_key_slot(const uint8_t *key, size_t len)
 		size_t rest = len - (size_t)(open - key) - 1;
 		const uint8_t *close = memchr(open + 1, '}', rest);
 		if (close && close > open + 1)
-			return l2_crc16(open + 1, (size_t)(close - open - 1)) & (L2_SLOTS - 1);
+			return dnsnap__l2_crc16(open + 1, (size_t)(close - open - 1)) &
+			       (L2_SLOTS - 1);
 	}
-	return l2_crc16(key, len) & (L2_SLOTS - 1);
+	return dnsnap__l2_crc16(key, len) & (L2_SLOTS - 1);
 }
 
 /* A node of CLUSTER SLOTS: [host, port, id...] */
@@ -53,8 +54,8 @@ static int node_parse(const redisReply *n, const struct l2_addr *asked, struct l
 	return 0;
 }
 
-int l2_slots_parse(const redisReply *r, const struct l2_addr *asked, struct l2_range *out,
-		   size_t cap)
+int dnsnap__l2_slots_parse(const redisReply *r, const struct l2_addr *asked,
+			   struct l2_range *out, size_t cap)
 {
 	size_t n = 0;
 	if (!r || r->type != REDIS_REPLY_ARRAY)
@@ -79,7 +80,7 @@ int l2_slots_parse(const redisReply *r, const struct l2_addr *asked, struct l2_r
 	return (int)n;
 }
 
-int l2_redirect_parse(const char *s, size_t len, unsigned *slot, struct l2_addr *to)
+int dnsnap__l2_redirect_parse(const char *s, size_t len, unsigned *slot, struct l2_addr *to)
 {
 	int kind;
 	size_t i;

@@ -1,9 +1,12 @@
 /*
- * l2_thread.h: the serve thread's state, shared by l2.c (the API, the loop,
- * routing and replies) and l2_conn.c (one connection and its FIFO).
+ * l2_loop.h: the client's state, shared by l2.c (the API, the loop, routing
+ * and replies) and l2_conn.c (one connection and its FIFO). "The loop" is
+ * whichever thread drives the client: the caller's (dnsnap_l2_process()) or
+ * the library's (dnsnap_l2_start()); the fields marked as the loop's are
+ * touched by it alone.
  */
-#ifndef DNSNAP_L2_THREAD_H
-#define DNSNAP_L2_THREAD_H
+#ifndef DNSNAP_L2_LOOP_H
+#define DNSNAP_L2_LOOP_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,7 +18,7 @@
 
 enum cmd_kind { C_GET, C_SET, C_PING, C_AUTH, C_SELECT, C_ASKING, C_SLOTS };
 
-/* A command: a GET or SET from the API, or one of the thread's own. */
+/* A command: a GET or SET from the API, or one of the loop's own. */
 struct cmd {
 	struct cmd *next;         /* the inbound queue, then a node's FIFO */
 	struct cmd *tprev, *tnext; /* live GETs, by deadline */
@@ -23,7 +26,7 @@ struct cmd {
 	int live;                 /* a GET whose waiter has not been given back */
 	int probe;                /* the breaker's half-open probe */
 	unsigned redirects;
-	uint64_t deadline;        /* a GET's: l2_get() + wait_ms */
+	uint64_t deadline;        /* a GET's: dnsnap_l2_get() + its wait */
 	uint64_t sent;            /* appended to a connection */
 	void *waiter;
 	uint64_t pxat;
@@ -37,6 +40,7 @@ enum node_state { N_DOWN, N_CONNECTING, N_HANDSHAKE, N_READY };
 struct node {
 	struct l2_addr addr;
 	redisContext *c;
+	struct l2_bound bound;    /* c's reader's */
 	enum node_state state;
 	struct cmd *head, *tail;  /* appended, waiting for their replies, in order */
 	unsigned handshake;       /* PING/AUTH/SELECT replies still to come */
@@ -50,16 +54,17 @@ struct node {
 	int logged;               /* its failure was logged */
 };
 
-struct l2 {
-	/* fixed after l2_new() */
-	struct l2_hooks hooks;
-	char prefix[L2_PREFIX_MAX + 1];
+struct dnsnap_l2 {
+	/* fixed after dnsnap_l2_new() */
+	dnsnap_l2_hooks_t hooks;
+	char prefix[DNSNAP_L2_PREFIX_MAX + 1];
 	size_t prefix_len;
 	unsigned wait_ms, queue_max, connect_ms, db;
 	char user[256], password[512];
 	int cluster, has_replica;
 	int epfd, evfd;
 	pthread_t thread;
+	int started;              /* dnsnap_l2_start(): the thread runs the loop */
 
 	/* the inbound queue and the breaker: mu */
 	pthread_mutex_t mu;
@@ -73,38 +78,39 @@ struct l2 {
 
 	/* counters: any thread */
 	_Atomic uint64_t gets, hits, misses, timeouts, errors, refused, writes, write_errors,
-		write_drops, moved, ask, reconnects, queue_depth, nodes_up;
+		write_drops, moved, ask, reconnects, too_big, queue_depth, nodes_up;
 
-	/* the thread's own */
+	/* the loop's own */
 	uint64_t set_error_logged; /* when a refused SET was last logged (ms) */
 	unsigned n_nodes;
 	struct node nodes[L2_NODES_MAX];
 	uint8_t slot_node[L2_SLOTS];
-	struct cmd *t_head, *t_tail; /* live GETs by deadline */
+	struct cmd *t_head, *t_tail; /* live GETs, by deadline */
 	int refresh_pending, refresh_inflight, stopping;
 	uint64_t stopping_by;
 	uint64_t refresh_last;
 };
 
 /* l2_conn.c */
-int l2n_open(struct l2 *l, unsigned i, uint64_t now);
-void l2n_fail(struct l2 *l, unsigned i, const char *why);
-void l2n_append(struct l2 *l, unsigned i, struct cmd *c, uint64_t now);
-void l2n_event(struct l2 *l, unsigned i, uint32_t ev);
-void l2n_flush(struct l2 *l, unsigned i);
-void l2n_close_all(struct l2 *l);
-void l2_log(struct l2 *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int dnsnap__l2n_open(dnsnap_l2_t *l, unsigned i, uint64_t now);
+void dnsnap__l2n_fail(dnsnap_l2_t *l, unsigned i, const char *why);
+void dnsnap__l2n_append(dnsnap_l2_t *l, unsigned i, struct cmd *c, uint64_t now);
+void dnsnap__l2n_event(dnsnap_l2_t *l, unsigned i, uint32_t ev);
+void dnsnap__l2n_flush(dnsnap_l2_t *l, unsigned i);
+void dnsnap__l2n_close_all(dnsnap_l2_t *l);
+void dnsnap__l2_log(dnsnap_l2_t *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* l2.c */
-struct cmd *l2c_new(enum cmd_kind kind, const char *prefix, size_t plen, const uint8_t *key,
-		    size_t key_len, const uint8_t *val, size_t val_len);
-void l2c_reply(struct l2 *l, unsigned i, struct cmd *c, const redisReply *r);
-void l2c_fail(struct l2 *l, struct cmd *c, int stopped);
-/* A connection lost or not made: one failure for the breaker (l2n_fail()) */
-void l2_breaker_failed(struct l2 *l);
-/* l2c_fail() telling the breaker @p note (breaker_note()'s: 0 a failure, -1
+struct cmd *dnsnap__l2c_new(enum cmd_kind kind, const char *prefix, size_t plen,
+			    const uint8_t *key, size_t key_len, const uint8_t *val, size_t val_len);
+void dnsnap__l2c_reply(dnsnap_l2_t *l, unsigned i, struct cmd *c, const redisReply *r);
+void dnsnap__l2c_fail(dnsnap_l2_t *l, struct cmd *c, int stopped);
+/* A connection lost or not made: one failure for the breaker (dnsnap__l2n_fail()) */
+void dnsnap__l2_breaker_failed(dnsnap_l2_t *l);
+/* dnsnap__l2c_fail() telling the breaker @p note (breaker_note()'s: 0 a failure, -1
  * one already counted: the other GETs a lost connection takes with it, the
  * GETs sent to a node while it waits to be opened again) */
-void l2c_fail_note(struct l2 *l, struct cmd *c, int stopped, int note);
+void dnsnap__l2c_fail_note(dnsnap_l2_t *l, struct cmd *c, int stopped, int note);
 
 #endif
