@@ -34,8 +34,8 @@
  * a shard must be taken with shard_wrlock(), never with the rwlock alone.
  *
  * Snapshots. A snapshot writer pins the cache (dnsnap__cache_pin()), copies
- * each shard's slot array without its lock (copy_slots(): the lock is taken
- * and let go once before, so that no writer that missed the pin is still at
+ * each shard's slot array without its lock (the pin takes and lets go every
+ * shard's lock once, so that no writer that missed the pin is still at
  * work) and reads the entries those slots name afterwards, without locks:
  * no insert waits for it.
  * While pinned, an entry removed, evicted or replaced is not freed but kept
@@ -1054,11 +1054,19 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* Pin, then take and let go every shard's lock once: a writer that found
+ * the cache unpinned has finished its section (it freed nothing a copy can
+ * still see); every later one sees the pin and keeps what it removes. The
+ * snapshot's copies (copy_slots()) take no lock after this. */
 void dnsnap__cache_pin(dnsnap_cache_t *c)
 {
 	pthread_mutex_lock(&c->pin_lock);
 	atomic_fetch_add_explicit(&c->pinned, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&c->pin_lock);
+	for (unsigned k = 0; k < NSHARDS; k++) {
+		pthread_rwlock_rdlock(&c->shards[k].lock);
+		pthread_rwlock_unlock(&c->shards[k].lock);
+	}
 }
 
 /* The last writer out frees what was deferred, a block of entries per hold
@@ -1114,11 +1122,9 @@ static void key_prefix16(const uint8_t *k, size_t n, uint64_t pre[2])
  * cache is pinned: the copy goes on in the old one, which holds every entry
  * that was there before it (those inserted since are not: either is right).
  *
- * Before the first slot is read, the shard's lock is taken and let go once:
- * a writer that found the cache unpinned has then finished its section, so
- * it freed nothing this copy can still see; every later one sees the pin and
- * keeps what it removes. A preempted writer delays the copy, never the other
- * way round. *cap_out: the slots copied (the table's size).
+ * The pin's barrier (dnsnap__cache_pin()) has made sure that no writer
+ * that missed the pin is at work. A preempted writer delays the barrier,
+ * never the other way round. *cap_out: the slots copied (the table's size).
  */
 #define COPY_TRIES 4
 size_t dnsnap__copy_chunk = 32768; /* slots a chunk */
@@ -1164,13 +1170,12 @@ static int copy_pass(const struct table *t, dnsnap_slots_t *tmp, int locked)
 static int copy_slots(struct shard *s, dnsnap_slots_t *tmp, size_t *cap_out, double *held)
 {
 	for (int try = 0;; try++) {
-		/* the barrier (above); the last try holds the lock throughout */
+		/* the last try holds the lock throughout */
 		int locked = try + 1 >= COPY_TRIES;
 		struct timespec t0;
-		pthread_rwlock_rdlock(&s->lock);
+		if (locked)
+			pthread_rwlock_rdlock(&s->lock);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (!locked)
-			pthread_rwlock_unlock(&s->lock);
 		const struct table *t = atomic_load_explicit(&s->tab, memory_order_acquire);
 		size_t cap = t ? t->cap : 0;
 		int err = copy_room(tmp, cap), again = 0;

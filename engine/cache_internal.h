@@ -53,8 +53,8 @@ void dnsnap__cache_unpin(dnsnap_cache_t *c);
 
 /* Refs to the entries of shard @p k (0 to DNSNAP_SHARDS - 1) live at @p now,
  * in no order, a key possibly twice (see dnsnap__copy_chunk). The shard's
- * slot array is copied into @p tmp without its lock (taken and let go once
- * before; inserts and lookups go on), the table's count of entries shifted
+ * slot array is copied into @p tmp without its lock (dnsnap__cache_pin()
+ * took and let go every shard's once; inserts and lookups go on), the table's count of entries shifted
  * across its end checked after each chunk: a shard copied again three times
  * is copied a fourth under its read lock. The cache must be pinned.
  * held_ms is the longest the lock was held. @return DNSNAP_OK or DNSNAP_ENOMEM */
@@ -96,6 +96,15 @@ typedef struct dnsnap__merge_counts {
 int dnsnap__snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path,
 		       const dnsnap__merge_opts_t *o, dnsnap_snap_write_stats_t *stats,
 		       dnsnap__merge_counts_t *counts, dnsnap_diag_t *d);
+
+/* What an entry costs the cache, in its own accounting: its chunk (a 4-byte
+ * lens word, the entry and the key, to 4 bytes: engine/arena.h) and its
+ * slot (8 bytes at the tables' mean load of about 80%). A bounded publish
+ * counts in these units. */
+static inline uint64_t dnsnap__entry_cost(size_t key_len, size_t entry_len)
+{
+	return ((4 + (uint64_t)key_len + entry_len + 3) & ~(uint64_t)3) + 10;
+}
 
 /* Where the index puts @p key: its shard (0-15), and its 64-bit hash in
  * *hash when not NULL. For tests: the hash is seeded per cache. */

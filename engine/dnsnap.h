@@ -420,7 +420,10 @@ typedef struct dnsnap_snap_write_stats {
  * cache's accounted bytes: the cache may hold more than max_bytes) until the
  * last of them is written; dnsnap_cache_remove() and an insert that must
  * evict then fail with DNSNAP_ENOMEM rather than free one when there is no
- * memory to keep it. Two threads read and sort the shards.
+ * memory to keep it. Two threads read and sort the shards, a third merges and
+ * writes; they hold no lock of the cache and run at a nice value 10 above the
+ * caller's, which waits for them (the pin and the unpin, which take the
+ * shards' locks, are the caller's).
  * @return DNSNAP_OK, DNSNAP_ELMDB, DNSNAP_ENOMEM, DNSNAP_EINVAL, or -errno
  *         (disk full: -ENOSPC, -EFBIG) with diag naming the file; on error no
  *         temporary file is left and @p path is untouched
