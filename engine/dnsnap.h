@@ -276,7 +276,9 @@ typedef struct dnsnap_lookup {
  * A and AAAA RRsets when the cache's rotate option is on.
  *
  * Counters (dnsnap_cache_stats()): hits on DNSNAP_OK (and stale_served when
- * stale), misses on DNSNAP_ENOTFOUND. No allocation.
+ * stale), misses on DNSNAP_ENOTFOUND. No allocation, but a thread's first
+ * lookup that reaches the lower tier allocates the thread's buffer for a
+ * copy of an entry (freed when the thread ends; without it, a miss).
  *
  * @return DNSNAP_OK (lk->tier, lk->stale, lk->cd_fallback set),
  *         DNSNAP_ENOTFOUND (a miss: no entry, or expired and not servable

@@ -416,19 +416,12 @@ static void test_entries_moved_while_a_shard_is_copied_are_written_once(void **s
  * check of the wraps count, entries shifted across a table's end are lost
  * and this fails.
  */
-typedef struct evicter {
-	dnsnap_cache_t *c;
-	_Atomic int stop;
-	int failed;
-	unsigned seed;
-} evicter_t;
-
 static void *evict_on(void *arg)
 {
-	evicter_t *ev = arg;
+	churner_t *ev = arg; /* its ops: the seed of its draws */
 	dnsnap_encoded_t *scratch = malloc(sizeof *scratch);
 	ev->failed = scratch == NULL;
-	unsigned x = ev->seed;
+	unsigned x = ev->ops;
 	for (unsigned i = 0; !ev->failed && !atomic_load(&ev->stop); i++) {
 		x = x * 1103515245u + 12345u;
 		unsigned k = x >> 8;
@@ -484,10 +477,10 @@ static void test_lock_free_copies_lose_and_double_nothing_amid_inserts_and_evict
 	dnsnap__copy_chunk = 64;
 	dnsnap__copy_hook = yield_hook;
 	enum { NT = 2 };
-	evicter_t ev[NT];
+	churner_t ev[NT];
 	pthread_t th[NT];
 	for (int i = 0; i < NT; i++) {
-		ev[i] = (evicter_t){ .c = c, .seed = 0x9e3779b9u * (unsigned)(i + 1) };
+		ev[i] = (churner_t){ .c = c, .ops = 0x9e3779b9u * (unsigned)(i + 1) };
 		assert_int_equal(pthread_create(&th[i], NULL, evict_on, &ev[i]), 0);
 	}
 	const char *path = tmpdir_path(dir, "a.snap");
