@@ -80,6 +80,7 @@ PKGS_INSTR = valgrind
 # snapshot (1.6 GB at 10M entries).
 INSTR_ARGS ?= --entries 200000 --ops 50000
 BENCH_10M_DIR ?= /tmp
+BENCH_50M_DIR ?= /tmp
 CROSS_BUILD = build-s390x
 CROSS_ROOT  = $(CURDIR)/$(CROSS_BUILD)/sysroot
 CROSS_FLAGS = -isystem $(CROSS_ROOT)/usr/include \
@@ -147,8 +148,8 @@ FUZZ_BIN   = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN  = $(patsubst %,$(BUILD)/bench_%,encode cache snap export)
 
 .PHONY: all deps run test test-unit test-e2e test-cross test-crash test-corrupt fuzz asan tsan vectors bench \
-	bench-instr bench-10m bench-peers bench-deploy bench-fleet bench-unbound install uninstall \
-	clean help
+	bench-instr bench-10m bench-50m bench-floor bench-peers bench-deploy bench-fleet bench-unbound \
+	install uninstall clean help
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -268,7 +269,14 @@ bench-instr: deps $(BUILD)/bench_instr               ## instructions per lookup,
 bench-10m: deps $(BUILD)/bench_cache $(BUILD)/bench_snap ## issue 13's table at 10M entries (4 GB of RAM)
 	$(Q)bench/bench_10m.sh $(BUILD) $(BENCH_10M_DIR)
 
-bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe ## serve vs Unbound, kresd, dnsdist, pdns (PEERS_NAMES)
+bench-50m: deps all $(BUILD)/bench_snap $(BUILD)/serve_start ## the cache and its snapshot at 50M entries (11 GB of RAM, 14 GB of disk)
+	$(Q)bench/bench_50m.sh $(BUILD) $(BENCH_50M_DIR)
+
+bench-floor: deps all $(BUILD)/resolver_demo $(BUILD)/floor ## serve against the kernel's floor: q/s and CPU per query (JSON)
+	$(call install_missing,dnsperf,make bench-floor)
+	$(Q)bench/floor.sh $(BUILD)
+
+bench-peers: deps all $(BUILD)/peers_mkzone $(BUILD)/peers_dnsprobe $(BUILD)/floor ## serve vs Unbound, kresd, dnsdist, pdns and the floor (PEERS_NAMES)
 	$(call install_missing,$(PKGS_PEERS),make bench-peers)
 	bench/peers/run.sh $(BUILD) $(PEERS_NAMES)
 
@@ -440,6 +448,11 @@ $(BUILD)/bench_export: $(patsubst %.c,$(BUILD)/%.o,bench/bench_export.c bench/mi
 $(BUILD)/dnscmp: tests/e2e/dnscmp.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $< -lldns -o $@
+
+# The floor: the kernel's UDP path alone, each query sent back with QR set (bench/floor.sh,
+# bench/peers/run.sh measure dnsnap serve against it).
+$(BUILD)/floor: $(BUILD)/bench/floor.o
+	$(Q)$(CC) $(CFLAGS) $^ -pthread -o $@
 
 # exec to first answer of dnsnap serve (bench/serve_start.sh runs it on a 10M snapshot)
 $(BUILD)/serve_start: $(BUILD)/bench/serve_start.o

@@ -13,8 +13,10 @@
  *
  * How each figure is measured (CLOCK_MONOTONIC throughout):
  * - fill (not a target): N mix responses inserted with dnsnap_cache_insert(),
- *   one thread, built one at a time.
- * - write: the wall time of dnsnap_snap_write() (shard copies, LMDB writes,
+ *   one thread, built one at a time; memory_bytes_per_entry: jemalloc's
+ *   stats.allocated after the fill minus before the cache was made, / N (as
+ *   bench_cache measures it, without its prebuilt responses).
+ * - write: the wall time of dnsnap_snap_write() (shard copies, the pages,
  *   fsync, rename), R times over the same path; entries/s = stats.entries /
  *   that time, median over rounds. longest pause = the stats' longest_pause_ms
  *   (the longest a shard was held from inserts), the worst over rounds.
@@ -198,6 +200,7 @@ static int arena_add_query(arena_t *a, size_t key, uint16_t id)
 typedef struct results {
 	size_t entries;
 	double fill_per_s;
+	double mem_bytes_per_entry; /* jemalloc's stats.allocated over the fill / N */
 	double write_ms, write_per_s, longest_pause_ms;
 	double lookup_max_during_write_us;   /* the longest a lookup took while writing */
 	uint64_t lookups_during_write;
@@ -230,10 +233,27 @@ typedef struct results {
 	long insert_preemptions;
 } results_t;
 
-/* Fill a cache with N mix responses. */
+/* jemalloc's stats.allocated, fresh (the thread's cache flushed first). */
+static uint64_t allocated(void)
+{
+	uint64_t epoch = 1, a = 0;
+	size_t sz = sizeof epoch;
+	mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+	mallctl("epoch", &epoch, &sz, &epoch, sz);
+	sz = sizeof a;
+	if (mallctl("stats.allocated", &a, &sz, NULL, 0) != 0)
+		return 0;
+	return a;
+}
+
+/* Fill a cache with N mix responses, each made just before its insert (none
+ * kept: at 50M entries the responses alone would take 7 GB). Also the
+ * cache's all-in bytes per entry, as bench_cache measures it: jemalloc's
+ * stats.allocated after the fill minus before the cache was made. */
 static dnsnap_cache_t *fill(size_t n, results_t *r)
 {
 	dnsnap_cache_t *c = NULL;
+	uint64_t a0 = allocated();
 	int rc = dnsnap_cache_new(NULL, &c);
 	if (rc != DNSNAP_OK)
 		die("dnsnap_cache_new", rc, NULL);
@@ -252,6 +272,8 @@ static dnsnap_cache_t *fill(size_t n, results_t *r)
 	}
 	r->fill_per_s = (double)n / ((double)(now_ns() - t0) / 1e9);
 	free(scratch);
+	uint64_t a1 = allocated();
+	r->mem_bytes_per_entry = n && a1 > a0 ? (double)(a1 - a0) / (double)n : 0;
 	return c;
 }
 
@@ -705,7 +727,12 @@ static void check_cost(const char *path, results_t *r)
 	int rc = dnsnap_snap_open(path, &s, &d);
 	if (rc != DNSNAP_OK)
 		die("dnsnap_snap_open", rc, &d);
-	kv_arena_t a = { .cap = (size_t)r->entry_bytes + 6 * r->entries + 64 };
+	/* the first million entries at most: at 50M the whole file would take
+	 * 7 GB more */
+	size_t cap = (size_t)r->entry_bytes + 6 * r->entries + 64;
+	if (r->entries > 1000000)
+		cap = (size_t)((double)cap / (double)r->entries * 1e6);
+	kv_arena_t a = { .cap = cap };
 	if ((a.b = malloc(a.cap)) == NULL)
 		die("out of memory", DNSNAP_ENOMEM, NULL);
 	dnsnap_snap_foreach(s, keep_kv, &a);
@@ -979,8 +1006,9 @@ static void json(const results_t *r, size_t m, int rounds, int k_runs, uint64_t 
 	       r->insert_rounds, r->insert_pool, r->insert_wait_max_ms, r->inserts_during_write,
 	       r->inserts_over_10ms, r->insert_preemptions, r->insert_max_no_write_ms,
 	       r->write_ms_with_inserts);
-	printf("\"fill_per_s\":%.0f,\"answer_bytes\":%" PRIu64 ",\"loadavg_1m\":%.2f}\n",
-	       r->fill_per_s, r->answer_bytes_snap, r->loadavg);
+	printf("\"fill_per_s\":%.0f,\"memory_bytes_per_entry\":%.1f,\"answer_bytes\":%" PRIu64
+	       ",\"loadavg_1m\":%.2f}\n", r->fill_per_s, r->mem_bytes_per_entry, r->answer_bytes_snap,
+	       r->loadavg);
 }
 
 static void usage(void)

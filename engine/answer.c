@@ -106,6 +106,7 @@
 #include <string.h>
 
 #include "dnsnap.h"
+#include "tier.h"
 #include "../format/internal.h"
 
 #define HDR_LEN      12
@@ -126,6 +127,70 @@
 
 /* ------------------------------------------------------------------ query */
 
+/* The query's one additional record, at @p p: a root OPT, read into @p t. */
+static int query_opt(const uint8_t *msg, size_t len, size_t p, dnsnap_query_t *t,
+		     dnsnap_diag_t *diag)
+{
+	size_t rec = p;
+	if (p >= len)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "additional record cut");
+	if (msg[p] != 0)
+		return dnsnap__diag(diag, DNSNAP_EOPT, rec,
+				    "additional record at 0x%zx is not a root OPT", rec);
+	p++;
+	if (len - p < 2)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TYPE cut");
+	if (ld16be(msg + p) != TYPE_OPT)
+		return dnsnap__diag(diag, DNSNAP_EOPT, rec,
+				    "additional record at 0x%zx is not an OPT", rec);
+	p += 2;
+	if (len - p < 2)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT CLASS cut");
+	uint16_t size = ld16be(msg + p);
+	p += 2;
+	if (len - p < 4)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TTL cut");
+	uint8_t version = msg[p + 1];
+	uint16_t eflags = ld16be(msg + p + 2);
+	if (version != 0)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, p + 1,
+				    "EDNS version %u (BADVERS is the resolver's)", version);
+	p += 4;
+	if (len - p < 2)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH cut");
+	size_t rdlen = ld16be(msg + p);
+	if (len - p - 2 < rdlen)
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH %zu past the end",
+				    rdlen);
+	p += 2;
+	for (size_t o = 0; o < rdlen;) {
+		if (rdlen - o < 4 || rdlen - o - 4 < ld16be(msg + p + o + 2))
+			return dnsnap__diag(diag, DNSNAP_EOPT, p,
+					    "OPT options overrun the rdata at 0x%zx", p);
+		o += 4 + (size_t)ld16be(msg + p + o + 2);
+	}
+	t->edns = 1;
+	t->udp_size = size < 512 ? 512 : size;
+	t->do_bit = (eflags & EDNS_DO) != 0;
+	return DNSNAP_OK;
+}
+
+/* The fault of the question name's label at @p p, which is one. */
+static int __attribute__((noinline)) qname_fault(const uint8_t *msg, size_t p,
+						 dnsnap_diag_t *diag)
+{
+	uint8_t l = msg[p];
+	if ((l & 0xc0) == 0xc0)
+		return dnsnap__diag(diag, DNSNAP_EPOINTER, p,
+				    "compression pointer in the question at 0x%zx", p);
+	if (l & 0xc0)
+		return dnsnap__diag(diag, DNSNAP_ELABEL, p, "label type 0x%02x at 0x%zx", l & 0xc0,
+				    p);
+	if (p - HDR_LEN + 1 + l + 1 > DNSNAP_NAME_MAX)
+		return dnsnap__diag(diag, DNSNAP_ENAME, p, "name over 255 bytes at 0x%zx", p);
+	return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
+}
+
 int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_t tag_len,
 		       dnsnap_query_t *q, dnsnap_diag_t *diag)
 {
@@ -134,10 +199,9 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	if (len < HDR_LEN)
 		return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "query shorter than a header");
 
-	/* Everything but the key is built here and copied out on success; the
-	 * key is built in key[] and only its key_len bytes are copied. */
+	/* Everything is built here and copied out on success; the key, last,
+	 * straight into q once nothing can fail. */
 	dnsnap_query_t t;
-	uint8_t key[DNSNAP_KEY_MAX];
 	uint8_t starts[128]; /* label offsets from 12: at most 127 labels in 255 bytes */
 	size_t nl = 0;
 	t.msg = msg;
@@ -147,36 +211,33 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	if ((t.flags & F_QR) || (t.flags & F_OPCODE))
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "not a QUERY (flags 0x%04x)",
 				    t.flags);
-	static const char *const what[3] = { "QDCOUNT", "ANCOUNT", "NSCOUNT" };
-	for (unsigned i = 0; i < 3; i++) {
-		unsigned want = i == 0 ? 1 : 0;
-		unsigned c = ld16be(msg + 4 + 2 * i);
-		if (c != want)
-			return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4 + 2 * i, "%s %u, not %u",
-					    what[i], c, want);
+	if (ld32be(msg + 4) != 0x00010000u || ld16be(msg + 8) != 0) {
+		static const char *const what[3] = { "QDCOUNT", "ANCOUNT", "NSCOUNT" };
+		for (unsigned i = 0; i < 3; i++) {
+			unsigned want = i == 0 ? 1 : 0;
+			unsigned c = ld16be(msg + 4 + 2 * i);
+			if (c != want)
+				return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4 + 2 * i,
+						    "%s %u, not %u", what[i], c, want);
+		}
 	}
 	unsigned arcount = ld16be(msg + 10);
 	if (arcount > 1)
 		return dnsnap__diag(diag, DNSNAP_EOPT, 10, "ARCOUNT %u: at most one OPT", arcount);
 
-	/* The question name: plain labels only. */
+	/* The question name: plain labels only. One test a label for every
+	 * fault (a label type, a cut, a name over 255 bytes); qname_fault()
+	 * says which. */
 	size_t p = HDR_LEN;
+	size_t lim = len < HDR_LEN + DNSNAP_NAME_MAX ? len + 1 : HDR_LEN + DNSNAP_NAME_MAX;
 	for (;;) {
 		if (p >= len)
 			return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
 		uint8_t l = msg[p];
-		if ((l & 0xc0) == 0xc0)
-			return dnsnap__diag(diag, DNSNAP_EPOINTER, p,
-					    "compression pointer in the question at 0x%zx", p);
-		if (l & 0xc0)
-			return dnsnap__diag(diag, DNSNAP_ELABEL, p, "label type 0x%02x at 0x%zx",
-					    l & 0xc0, p);
 		if (l == 0)
 			break;
-		if (p - HDR_LEN + 1 + l + 1 > DNSNAP_NAME_MAX)
-			return dnsnap__diag(diag, DNSNAP_ENAME, p, "name over 255 bytes at 0x%zx", p);
-		if (len - p < 1 + (size_t)l)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
+		if (l > 63 || p + 1 + l >= lim)
+			return qname_fault(msg, p, diag);
 		starts[nl++] = (uint8_t)(p - HDR_LEN);
 		p += 1 + (size_t)l;
 	}
@@ -196,47 +257,9 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	t.udp_size = 512;
 	t.do_bit = 0;
 	if (arcount == 1) {
-		size_t rec = p;
-		if (p >= len)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "additional record cut");
-		if (msg[p] != 0)
-			return dnsnap__diag(diag, DNSNAP_EOPT, rec,
-					    "additional record at 0x%zx is not a root OPT", rec);
-		p++;
-		if (len - p < 2)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TYPE cut");
-		if (ld16be(msg + p) != TYPE_OPT)
-			return dnsnap__diag(diag, DNSNAP_EOPT, rec,
-					    "additional record at 0x%zx is not an OPT", rec);
-		p += 2;
-		if (len - p < 2)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT CLASS cut");
-		uint16_t size = ld16be(msg + p);
-		p += 2;
-		if (len - p < 4)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT TTL cut");
-		uint8_t version = msg[p + 1];
-		uint16_t eflags = ld16be(msg + p + 2);
-		if (version != 0)
-			return dnsnap__diag(diag, DNSNAP_ENOTCACHE, p + 1,
-					    "EDNS version %u (BADVERS is the resolver's)", version);
-		p += 4;
-		if (len - p < 2)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH cut");
-		size_t rdlen = ld16be(msg + p);
-		if (len - p - 2 < rdlen)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, p, "OPT RDLENGTH %zu past the end",
-					    rdlen);
-		p += 2;
-		for (size_t o = 0; o < rdlen;) {
-			if (rdlen - o < 4 || rdlen - o - 4 < ld16be(msg + p + o + 2))
-				return dnsnap__diag(diag, DNSNAP_EOPT, p,
-						    "OPT options overrun the rdata at 0x%zx", p);
-			o += 4 + (size_t)ld16be(msg + p + o + 2);
-		}
-		t.edns = 1;
-		t.udp_size = size < 512 ? 512 : size;
-		t.do_bit = (eflags & EDNS_DO) != 0;
+		int err = query_opt(msg, len, p, &t, diag);
+		if (err != DNSNAP_OK)
+			return err;
 	}
 
 	/* The key, from the labels checked above (dnsnap_key_encode()'s checks,
@@ -247,8 +270,9 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	if (t.qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
 		return dnsnap__diag(diag, DNSNAP_ETOOBIG, HDR_LEN, "cannot build the key: %s",
 				    dnsnap_strerror(DNSNAP_ETOOBIG));
-	size_t key_len = dnsnap__key_put(msg + HDR_LEN, starts, nl, t.qtype, t.qclass,
-					 (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, key);
+	/* nothing fails from here: q is written */
+	q->key_len = dnsnap__key_put(msg + HDR_LEN, t.qname_len, starts, nl, t.qtype, t.qclass,
+				     (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, q->key);
 	q->msg = t.msg;
 	q->len = t.len;
 	q->id = t.id;
@@ -261,8 +285,6 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	q->edns = t.edns;
 	q->udp_size = t.udp_size;
 	q->do_bit = t.do_bit;
-	memcpy(q->key, key, key_len);
-	q->key_len = key_len;
 	return DNSNAP_OK;
 }
 
@@ -465,27 +487,6 @@ static inline uint32_t rr_ttl(const ctx_t *c, const dnsnap_rr_t *rr)
 	return ttl;
 }
 
-/* A record whose owner, type, class and TTL are @p fixed (@p flen bytes),
- * then RDLENGTH and the rdata copied verbatim. 0 when it does not fit. */
-static inline int plain_rr(wr_t *w, const uint8_t *fixed, size_t flen, const uint8_t *rdata,
-			   size_t rdlen)
-{
-	if (!wr_room(w, flen + 2 + rdlen))
-		return 0;
-	uint8_t *d = w->p + w->pos;
-	memcpy(d, fixed, 10);    /* flen is 9 or 10: the 10th byte is rewritten below */
-	d += flen;
-	st16be(d, (uint16_t)rdlen);
-	if (rdlen == 4)
-		memcpy(d + 2, rdata, 4);
-	else if (rdlen == 16)
-		memcpy(d + 2, rdata, 16);
-	else if (rdlen > 0)
-		memcpy(d + 2, rdata, rdlen);
-	w->pos += flen + 2 + rdlen;
-	return 1;
-}
-
 /* One record: the owner, type, class and TTL of @p rr, and the given rdata
  * (its own, or that of a SAME member of its RRset). */
 static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t rdlen)
@@ -515,6 +516,65 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 }
 
 /*
+ * The RRset @p first of @p n members, all owned by the query name, with no
+ * names to compress (an A, AAAA or TXT set of the query name): owner, type,
+ * class and TTL are the same for every member, so built once; the room for
+ * the whole set is checked once (too little: nothing written, the writer
+ * full). Members start at @p rot and wrap around; member 0 is @p first,
+ * members 1..n-1 the SAME records after it in @p entry, each Rec_Len,
+ * Rec_Flags and its rdata.
+ */
+static void put_plain(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, unsigned n,
+		      unsigned rot)
+{
+	wr_t *w = &c->w;
+	size_t off1 = first->offset + 2 + ld16le(entry + first->offset);
+	size_t end = off1, at = off1; /* past the last member; member rot */
+	for (unsigned k = 1; k < n; k++) {
+		if (k == rot)
+			at = end;
+		end += 2 + ld16le(entry + end);
+	}
+	size_t own = c->q->qname_len == 1 ? 1 : 2;
+	/* per member: owner, type, class, TTL, RDLENGTH and its rdata (a SAME
+	 * record is its rdata and 3 bytes) */
+	size_t need = n * (own + 10) + first->rdlen + (end - off1) - 3 * (size_t)(n - 1);
+	if (!wr_room(w, need))
+		return;
+	uint8_t fixed[12] = { 0 };
+	if (own == 2)
+		st16be(fixed, (uint16_t)(0xc000 | c->q->qname_off));
+	st16be(fixed + own, first->type);
+	st16be(fixed + own + 2, first->rclass);
+	st32be(fixed + own + 4, rr_ttl(c, first));
+	uint8_t *d = w->p + w->pos;
+	size_t off = rot > 0 ? at : off1;
+	for (unsigned j = 0; j < n; j++) {
+		unsigned m = rot + j < n ? rot + j : rot + j - n;
+		const uint8_t *rdata = first->rdata;
+		size_t rdlen = first->rdlen;
+		if (m == 0) {
+			off = off1;
+		} else {
+			rdlen = ld16le(entry + off) - 1u;
+			rdata = entry + off + 3;
+			off += 2 + ld16le(entry + off);
+		}
+		memcpy(d, fixed, 10); /* own + 8 bytes; RDLENGTH is written over the rest */
+		d += own + 8;
+		st16be(d, (uint16_t)rdlen);
+		if (rdlen == 4)
+			memcpy(d + 2, rdata, 4);
+		else if (rdlen == 16)
+			memcpy(d + 2, rdata, 16);
+		else
+			memcpy(d + 2, rdata, rdlen);
+		d += 2 + rdlen;
+	}
+	w->pos = (size_t)(d - w->p);
+}
+
+/*
  * Write one RRset of n members, starting at member rot and wrapping around.
  * Member 0 is @p first; members 1..n-1 are the SAME records that follow it,
  * contiguous in the entry (the caller's iterator has just walked and checked
@@ -529,34 +589,7 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 	int err;
 
 	if (first->owner_mode == DNSNAP_OWNER_QNAME && compress_schema(first->type) == NULL) {
-		/* The common RRset (A, AAAA, TXT... of the query name): owner,
-		 * type, class and TTL are the same for every member, so built once;
-		 * each member is one room check and a copy. */
-		uint8_t fixed[12] = { 0 };
-		size_t own = c->q->qname_len == 1 ? 1 : 2;
-		if (own == 1)
-			fixed[0] = 0;
-		else
-			st16be(fixed, (uint16_t)(0xc000 | c->q->qname_off));
-		st16be(fixed + own, first->type);
-		st16be(fixed + own + 2, first->rclass);
-		st32be(fixed + own + 4, rr_ttl(c, first));
-		for (unsigned k = 1; k < rot; k++) /* to member rot (members 1.. from off1) */
-			off += 2 + ld16le(entry + off);
-		for (unsigned j = 0; j < n; j++) {
-			unsigned m = rot + j < n ? rot + j : rot + j - n;
-			const uint8_t *rdata = first->rdata;
-			size_t rdlen = first->rdlen;
-			if (m == 0) {
-				off = off1;
-			} else {
-				rdlen = ld16le(entry + off) - 1u;
-				rdata = entry + off + 3;
-				off += 2 + ld16le(entry + off);
-			}
-			if (!plain_rr(&c->w, fixed, own + 8, rdata, rdlen))
-				return DNSNAP_OK;
-		}
+		put_plain(c, entry, first, n, rot);
 		return DNSNAP_OK;
 	}
 
@@ -652,14 +685,18 @@ static int any_records(ctx_t *c, const uint8_t *entry, size_t entry_len, const d
  * dnsnap_iter_next() would and gives up (NOT_PLAIN, nothing written) at
  * anything else or anything wrong, for any_records() to write or report;
  * so this writes exactly what any_records() would, and fails never.
+ * @p trusted (an entry the cache encoded or validated itself): no first
+ * walk; an RRset that is not plain gives NOT_PLAIN when it is met, with
+ * RRsets before it written: the caller starts over with any_records().
  */
-static int plain_records(ctx_t *c, const uint8_t *entry, const dnsnap_hdr_t *h,
-			 const dnsnap_answer_opts_t *o, unsigned count[3], int *tc)
+static inline __attribute__((always_inline)) int
+plain_records(ctx_t *c, const uint8_t *entry, const dnsnap_hdr_t *h, const dnsnap_answer_opts_t *o,
+	      unsigned count[3], int *tc, int trusted)
 {
 	const uint8_t *rec = h->records;
 	size_t len = h->records_len;
 	unsigned prev_sec = 0;
-	for (size_t pos = 0, n = 0; pos < len; pos += 2 + (size_t)ld16le(rec + pos), n++) {
+	for (size_t pos = 0, n = 0; !trusted && pos < len; pos += 2 + (size_t)ld16le(rec + pos), n++) {
 		if (len - pos < 3)
 			return NOT_PLAIN;
 		size_t rlen = ld16le(rec + pos);
@@ -691,6 +728,10 @@ static int plain_records(ctx_t *c, const uint8_t *entry, const dnsnap_hdr_t *h,
 		uint8_t flags = rec[pos + 2];
 		size_t fixed = flags & DNSNAP_RF_CLASS ? 9 : 7;
 		first.type = ld16le(rec + pos + 3);
+		/* trusted: the first walk's test, RRset by RRset (an entry the
+		 * cache wrote holds nothing else wrong) */
+		if (trusted && ((flags & ~DNSNAP_RF_CLASS) != 0 || compress_schema(first.type) != NULL))
+			return NOT_PLAIN;
 		first.rclass = flags & DNSNAP_RF_CLASS ? ld16le(rec + pos + 5) : CLASS_IN;
 		first.ttl = ld32le(rec + pos + fixed - 2);
 		first.rdata = rec + pos + 2 + fixed;
@@ -747,8 +788,9 @@ static long ede_options(const dnsnap_hdr_t *h, size_t budget, wr_t *out, int *st
 	return (long)total;
 }
 
-int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
-			const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len)
+static inline __attribute__((always_inline)) int
+answer_impl(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
+	    const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len, int trusted)
 {
 	if (q == NULL || entry == NULL || o == NULL || out == NULL || out_len == NULL ||
 	    q->msg == NULL || q->qname_off != HDR_LEN || q->question_end > q->len ||
@@ -756,8 +798,10 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 		return DNSNAP_EINVAL;
 
 	dnsnap_hdr_t h;
-	int err = dnsnap_entry_header(entry, entry_len, &h, NULL);
-	if (err != DNSNAP_OK)
+	int err = DNSNAP_OK;
+	if (trusted)
+		dnsnap__hdr_trusted(entry, entry_len, &h);
+	else if ((err = dnsnap_entry_header(entry, entry_len, &h, NULL)) != DNSNAP_OK)
 		return err;
 
 	size_t qlen = q->question_end - HDR_LEN;
@@ -813,9 +857,14 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 
 	unsigned count[3] = { 0, 0, 0 };
 	int tc = 0;
-	err = plain_records(&c, entry, &h, o, count, &tc);
-	if (err == NOT_PLAIN)
+	err = plain_records(&c, entry, &h, o, count, &tc, trusted);
+	if (err == NOT_PLAIN) {
+		c.w.pos = HDR_LEN + qlen; /* what the trusted walk wrote goes */
+		c.w.full = 0;
+		count[0] = count[1] = count[2] = 0;
+		tc = 0;
 		err = any_records(&c, entry, entry_len, &h, o, count, &tc);
+	}
 	if (err != DNSNAP_OK)
 		return err;
 
@@ -850,4 +899,16 @@ int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t en
 	st16be(out + 10, (uint16_t)count[2]);
 	*out_len = c.w.pos;
 	return DNSNAP_OK;
+}
+
+int dnsnap_answer_build(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
+			const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len)
+{
+	return answer_impl(q, entry, entry_len, o, out, cap, out_len, 0);
+}
+
+int dnsnap__answer_trusted(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
+			   const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len)
+{
+	return answer_impl(q, entry, entry_len, o, out, cap, out_len, 1);
 }

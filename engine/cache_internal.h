@@ -53,17 +53,20 @@ void dnsnap__cache_unpin(dnsnap_cache_t *c);
 
 /* Refs to the entries of shard @p k (0 to DNSNAP_SHARDS - 1) live at @p now,
  * in no order, a key possibly twice (see dnsnap__copy_chunk). The shard's
- * read lock is held only to copy its slot array into @p tmp, a chunk at a
- * time (lookups go on; inserts into it wait for one chunk at most). The
- * cache must be pinned. @return DNSNAP_OK or DNSNAP_ENOMEM */
+ * slot array is copied into @p tmp without its lock (dnsnap__cache_pin()
+ * took and let go every shard's once; inserts and lookups go on), the table's count of entries shifted
+ * across its end checked after each chunk: a shard copied again three times
+ * is copied a fourth under its read lock. The cache must be pinned.
+ * held_ms is the longest the lock was held. @return DNSNAP_OK or DNSNAP_ENOMEM */
 int dnsnap__cache_refs(dnsnap_cache_t *c, unsigned k, uint32_t now, dnsnap_slots_t *tmp,
 		       dnsnap_refs_t *out);
 
-/* Slots copied per hold of a shard's lock by dnsnap__cache_refs() (tests
- * make it small); the refs may then name a key twice (an entry moved by a
+/* Slots copied between two checks of the wraps count by dnsnap__cache_refs()
+ * (tests make it small); the refs may name a key twice (an entry moved by a
  * removal meanwhile): the writer keeps one. */
 extern size_t dnsnap__copy_chunk;
-/* For tests: called between two chunks (no lock held). */
+/* For tests: called between two chunks (no lock held; not in the last,
+ * locked, try). */
 extern void (*dnsnap__copy_hook)(void *arg);
 extern void *dnsnap__copy_hook_arg;
 
@@ -93,6 +96,15 @@ typedef struct dnsnap__merge_counts {
 int dnsnap__snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path,
 		       const dnsnap__merge_opts_t *o, dnsnap_snap_write_stats_t *stats,
 		       dnsnap__merge_counts_t *counts, dnsnap_diag_t *d);
+
+/* What an entry costs the cache, in its own accounting: its chunk (a 4-byte
+ * lens word, the entry and the key, to 4 bytes: engine/arena.h) and its
+ * slot (8 bytes at the tables' mean load of about 80%). A bounded publish
+ * counts in these units. */
+static inline uint64_t dnsnap__entry_cost(size_t key_len, size_t entry_len)
+{
+	return ((4 + (uint64_t)key_len + entry_len + 3) & ~(uint64_t)3) + 10;
+}
 
 /* Where the index puts @p key: its shard (0-15), and its 64-bit hash in
  * *hash when not NULL. For tests: the hash is seeded per cache. */

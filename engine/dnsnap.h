@@ -81,8 +81,11 @@ typedef struct dnsnap_answer_opts {
 /**
  * Build the response to @p q from an entry, into @p out. No allocation, no
  * system call; @p entry may be anywhere (heap, mapped snapshot) and is only
- * read. Entries from outside the process must have passed
- * dnsnap_entry_validate() first.
+ * read. Any bytes are read safely (every length and offset checked as it is
+ * read: a malformed entry gives an error, or the answer of what it holds),
+ * but an entry from outside the process must be known undamaged before it is
+ * served: validated (dnsnap_entry_validate()) or its checksum checked (the
+ * snapshot's Value_Check).
  *
  * - header: ID, RD and CD copied; QR, RA set; AD when the entry is
  *   authenticated and the client set DO or AD; RCODE from the entry;
@@ -206,9 +209,13 @@ int dnsnap_cache_answer_entry(const dnsnap_cache_t *c, const dnsnap_query_t *q,
 			      uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
 
 /**
- * Insert an already encoded key and entry (from a snapshot or an export
- * stream: validate them first). The bytes are copied; the entry's Hits field
- * becomes the starting value of its live hit counter.
+ * Insert an already encoded key and entry (from a snapshot, an export stream,
+ * a shared store). Both are checked first (dnsnap_key_decode(),
+ * dnsnap_entry_validate()): the cache answers from what it holds without
+ * checking it again. The bytes are copied; the entry's Hits field becomes
+ * the starting value of its live hit counter.
+ * @return DNSNAP_OK, the error of the check that refused them, or as
+ *         dnsnap_cache_insert()
  */
 int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
 			      const uint8_t *entry, size_t entry_len);
@@ -216,8 +223,11 @@ int dnsnap_cache_insert_entry(dnsnap_cache_t *c, const uint8_t *key, size_t key_
 /**
  * A lower tier under the in-memory cache: the mapped snapshot now, a shared
  * store (Redis) later. get() copies the entry under key into buf
- * (DNSNAP_ENTRY_MAX bytes hold any) after checking it as untrusted data
- * (dnsnap_entry_validate()); it may be called from many threads at once.
+ * (DNSNAP_ENTRY_MAX bytes hold any) after checking it as untrusted data: a
+ * damaged entry must be caught there (dnsnap_entry_validate(), or a checksum
+ * over every byte as the snapshot's), and the answer is built with
+ * dnsnap_answer_build(), which reads any bytes safely; it may be called from
+ * many threads at once.
  * get() returns DNSNAP_OK (and sets *len) or DNSNAP_ENOTFOUND; any other
  * value is taken as a miss too. get() runs under the cache's tier lock (held
  * shared): it must not call dnsnap_cache_set_tier() or dnsnap_cache_attach()
@@ -272,7 +282,9 @@ typedef struct dnsnap_lookup {
  * A and AAAA RRsets when the cache's rotate option is on.
  *
  * Counters (dnsnap_cache_stats()): hits on DNSNAP_OK (and stale_served when
- * stale), misses on DNSNAP_ENOTFOUND. No allocation.
+ * stale), misses on DNSNAP_ENOTFOUND. No allocation, but a thread's first
+ * lookup that reaches the lower tier allocates the thread's buffer for a
+ * copy of an entry (freed when the thread ends; without it, a miss).
  *
  * @return DNSNAP_OK (lk->tier, lk->stale, lk->cd_fallback set),
  *         DNSNAP_ENOTFOUND (a miss: no entry, or expired and not servable
@@ -323,15 +335,16 @@ void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
  * by key hash. A lookup takes no lock: it counts itself in its thread's
  * reader slot (one cache line per thread, at most 64 slots, more threads
  * share them) and checks its shard's writing flag; only while an insert or a
- * removal updates that shard's index does it wait (it sleeps on the shard's
- * lock, then tries again). So lookups never wait for each other and write no
- * cache line another thread's lookups write; they update the entry's hit
- * counter and CLOCK bit with relaxed atomics. Inserts and removals encode
- * and allocate first, then take their shard's lock exclusively for the index
- * update alone, raise its writing flag and wait until no reader slot counts
- * a lookup in that shard. An entry is never freed while a lookup reads it.
- * dnsnap_cache_foreach() and the snapshot writers copy one shard's index at
- * a time under its read lock: inserts into that shard wait, lookups do not.
+ * removal updates that shard does it wait (it sleeps on the shard's lock,
+ * then tries again). So lookups never wait for each other and write no cache
+ * line another thread's lookups write; they update the entry's hit counter
+ * and CLOCK bit with relaxed atomics. Inserts and removals encode first,
+ * then take their shard's lock exclusively for the chunk (the shard's
+ * arena), the copy into it and the index update, raise its writing flag and
+ * wait until no reader slot counts a lookup in that shard. An entry is never
+ * freed while a lookup reads it. dnsnap_cache_foreach() walks one shard at a
+ * time under its read lock: inserts into that shard wait, lookups do not;
+ * the snapshot writers copy a shard's index without its lock.
  * A lookup that reaches the lower tier holds the tier's lock in shared mode
  * while it uses it; dnsnap_cache_set_tier() takes it exclusively (new
  * lookups wait for it rather than starve it), so it returns once the
@@ -407,15 +420,18 @@ typedef struct dnsnap_snap_write_stats {
  * device, a FIFO, a socket, a directory) is refused: DNSNAP_EINVAL.
  * Two writers of one path: see dnsnap_snap_lock().
  *
- * The cache keeps answering and inserting meanwhile: only each shard's
- * index (8 bytes a slot) is copied under its read lock (stats->longest_pause_ms:
- * the longest that took); the entries are read, sorted and written without
- * locks. Memory: a reference of 24 bytes per live entry, and the entries
+ * The cache keeps answering and inserting meanwhile: each shard's index (8
+ * bytes a slot) is copied without its lock, which is taken and let go once
+ * before (stats->longest_pause_ms: the longest it was held); the entries are
+ * read, sorted and written without locks. Memory: a reference of 24 bytes per live entry, and the entries
  * removed, evicted or replaced during the write, which are kept (off the
  * cache's accounted bytes: the cache may hold more than max_bytes) until the
  * last of them is written; dnsnap_cache_remove() and an insert that must
  * evict then fail with DNSNAP_ENOMEM rather than free one when there is no
- * memory to keep it. Two threads read and sort the shards.
+ * memory to keep it. Two threads read and sort the shards, a third merges and
+ * writes; they hold no lock of the cache and run at a nice value 10 above the
+ * caller's, which waits for them (the pin and the unpin, which take the
+ * shards' locks, are the caller's).
  * @return DNSNAP_OK, DNSNAP_ELMDB, DNSNAP_ENOMEM, DNSNAP_EINVAL, or -errno
  *         (disk full: -ENOSPC, -EFBIG) with diag naming the file; on error no
  *         temporary file is left and @p path is untouched

@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "byteorder.h"
+#include "../format/internal.h"
 #include "cache_internal.h"
 #include "expiry.h"
 
@@ -36,6 +36,15 @@ static int same_rr(const dnsnap_rr_t *a, const dnsnap_rr_t *b)
  * the root for both. */
 static const uint8_t qname[1] = { 0 };
 
+/* An iterator over a trusted entry, its Hits field not read: a cache
+ * entry's is its live counter, which lookups count meanwhile. */
+static void iter_trusted(dnsnap_iter_t *it, const uint8_t *e, size_t len)
+{
+	dnsnap_hdr_t h;
+	dnsnap__hdr_trusted(e, len, &h);
+	dnsnap__iter_start(it, e, len, &h, qname, sizeof qname);
+}
+
 /* How many data records of @p e equal @p rr; -1 when @p e cannot be read. */
 static long count_in(const uint8_t *e, size_t len, const dnsnap_rr_t *rr)
 {
@@ -43,8 +52,7 @@ static long count_in(const uint8_t *e, size_t len, const dnsnap_rr_t *rr)
 	dnsnap_rr_t x;
 	long n = 0;
 	int r;
-	if (dnsnap_iter_init(&it, e, len, qname, sizeof qname) != DNSNAP_OK)
-		return -1;
+	iter_trusted(&it, e, len);
 	while ((r = dnsnap_iter_next(&it, &x)) == 1)
 		n += is_data(&x) && same_rr(&x, rr);
 	return r == 0 ? n : -1;
@@ -59,12 +67,12 @@ static int same_data(const uint8_t *a, size_t alen, const uint8_t *b, size_t ble
 	dnsnap_rr_t rr;
 	long na = 0, nb = 0;
 	int r;
-	if (dnsnap_iter_init(&it, b, blen, qname, sizeof qname) != DNSNAP_OK)
-		return 0;
+	iter_trusted(&it, b, blen);
 	while ((r = dnsnap_iter_next(&it, &rr)) == 1)
 		nb += is_data(&rr);
-	if (r != 0 || dnsnap_iter_init(&it, a, alen, qname, sizeof qname) != DNSNAP_OK)
+	if (r != 0)
 		return 0;
+	iter_trusted(&it, a, alen);
 	while ((r = dnsnap_iter_next(&it, &rr)) == 1) {
 		if (!is_data(&rr))
 			continue;
@@ -85,9 +93,8 @@ int dnsnap__keep_older(const uint8_t *older, size_t older_len, const uint8_t *ne
 	    (ld16le(newer + 12) & DNSNAP_EF_DNSSEC))
 		return 0;
 	dnsnap_hdr_t o, n;
-	if (dnsnap_entry_header(older, older_len, &o, NULL) != DNSNAP_OK ||
-	    dnsnap_entry_header(newer, newer_len, &n, NULL) != DNSNAP_OK)
-		return 0;
+	dnsnap__hdr_trusted(older, older_len, &o);
+	dnsnap__hdr_trusted(newer, newer_len, &n);
 	/* the older must still be live when the newer arrives */
 	if (dnsnap__expiry_state(o.expiry, n.inception, 0) != DNSNAP__FRESH)
 		return 0;

@@ -2,9 +2,9 @@
  * snap_index.c: the snapshot's hash index (spec/FORMAT.md, "Index record";
  * the reasoning in spec/DECISIONS.md, "A hash index in the snapshot").
  *
- * The writer walks the entries tree it has just committed, from its root, and
- * gives every entry one slot: (leaf page, node index, fingerprint) at the
- * position its seeded hash picks, linear probing after it. A reader hashes the
+ * The writer (snap_pages.c) gives every entry one slot as it writes it: (leaf
+ * page, node index, fingerprint) at the position its seeded hash picks, linear
+ * probing after it. A reader hashes the
  * key, reads a slot or a few (one cache line) and goes to the leaf node
  * straight away, with the page checks of every other read (snap_page.h) and
  * the node's key compared byte for byte with the key sought: a damaged slot
@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define XXH_INLINE_ALL /* the probe's hash of a short key: no call */
 #include <xxhash.h>
 
 #include "alloc.h"
@@ -81,85 +82,9 @@ static int walk_leaves(const snap_pages_t *pg, const tree_t *t, leaf_fn fn, void
 	return r;
 }
 
-/* ----------------------------------------------------------------- build */
+/* ----------------------------------------------------------------- seed */
 
-/* Slots are placed a few nodes after their hash is known, their cache line
- * prefetched meanwhile: the table is far larger than the caches, and placing
- * at once would wait for each line in turn. Placement order changes nothing
- * a lookup sees but where collided slots sit. */
-#define FILL_AHEAD 16
-
-typedef struct fill {
-	uint8_t *slots;
-	uint64_t mask, seed, n;
-	uint64_t pos[FILL_AHEAD], val[FILL_AHEAD];
-	unsigned head;
-} fill_t;
-
-static void place(fill_t *f, uint64_t pos, uint64_t v)
-{
-	while (ld64le(f->slots + 8 * pos) != 0)
-		pos = (pos + 1) & f->mask;
-	st64le(f->slots + 8 * pos, v);
-}
-
-static int fill_one(void *arg, uint64_t pgno, unsigned i, const uint8_t *node, const uint8_t *key,
-		    size_t key_len)
-{
-	fill_t *f = arg;
-	(void)node;
-	if (pgno > UINT32_MAX || f->n >= f->mask)
-		return -1; /* not expressible, or more entries than the tree said */
-	uint64_t h = XXH3_64bits_withSeed(key, key_len, f->seed);
-	unsigned r = f->head;
-	if (f->val[r] != 0)
-		place(f, f->pos[r], f->val[r]);
-	f->pos[r] = h & f->mask;
-	f->val[r] = slot_make(pgno, i, h);
-	__builtin_prefetch(f->slots + 8 * f->pos[r], 1);
-	f->head = (r + 1) % FILL_AHEAD;
-	f->n++;
-	return 0;
-}
-
-/*
- * The table is written once, all of it, into memory liblmdb has just
- * allocated: at 10M entries 128 MiB, 32768 first-touch faults at 4 KiB.
- * Huge pages where the system gives them on request, and the faults taken
- * in one call: advice only (contents unchanged), ignored where unknown.
- */
-static void prefault(uint8_t *p, size_t len)
-{
-	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = ((uintptr_t)p + ps - 1) & ~(ps - 1), e = ((uintptr_t)p + len) & ~(ps - 1);
-	if (e <= a || e - a < ((uintptr_t)4 << 20))
-		return;
-#ifdef MADV_HUGEPAGE
-	madvise((void *)a, e - a, MADV_HUGEPAGE);
-#endif
-#ifdef MADV_POPULATE_WRITE
-	madvise((void *)a, e - a, MADV_POPULATE_WRITE);
-#endif
-}
-
-/* The entries tree of the environment's last commit, through its map. */
-static int entries_tree(const snap_pages_t *pg, tree_t *t)
-{
-	const uint8_t *m0 = pg->map, *m1 = pg->map + pg->psize;
-	const uint8_t *mp = h64(m1 + META_TXNID) > h64(m0 + META_TXNID) ? m1 : m0;
-	const uint8_t *db = mp + META_DBS + DB_LEN, *ev;
-	size_t el;
-	tree_t main = { .depth = h16(db + 6), .entries = h64(db + 32), .root = h64(db + 40) };
-	if (tree_get(pg, &main, (const uint8_t *)"entries", 7, F_SUBDATA, &ev, &el) != DNSNAP_OK ||
-	    el != DB_LEN)
-		return 0;
-	t->depth = h16(ev + 6);
-	t->entries = h64(ev + 32);
-	t->root = h64(ev + 40);
-	return t->root == P_INVALID || (t->depth > 0 && t->depth <= MAX_DEPTH);
-}
-
-static uint64_t new_seed(void)
+uint64_t dnsnap__index_seed(void)
 {
 	uint64_t seed;
 	if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) == (ssize_t)sizeof seed)
@@ -169,116 +94,6 @@ static uint64_t new_seed(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t mix[3] = { (uint64_t)ts.tv_nsec, (uint64_t)ts.tv_sec, (uint64_t)getpid() };
 	return XXH3_64bits(mix, sizeof mix);
-}
-
-static int fill_index(const snap_pages_t *pg, const tree_t *t, MDB_txn *txn, MDB_dbi meta_dbi,
-		      uint64_t slots, size_t vlen, const char **what);
-static int index_txn(MDB_env *env, MDB_txn **txn, MDB_dbi meta_dbi, const snap_pages_t *pgp,
-		     const MDB_envinfo *eip, const char **what);
-
-int dnsnap__snap_index_put(MDB_env *env, MDB_txn **txn, MDB_dbi meta_dbi, const char **what)
-{
-	*what = "mdb_txn_commit";
-	int rc = mdb_txn_commit(*txn);
-	*txn = NULL;
-	MDB_envinfo ei;
-	MDB_stat st;
-	if (rc == 0)
-		*what = "mdb_env_info", rc = mdb_env_info(env, &ei);
-	if (rc == 0)
-		*what = "mdb_env_stat", rc = mdb_env_stat(env, &st);
-	if (rc != 0)
-		return rc;
-	/* the file as committed, mapped for the walk (liblmdb does not say where
-	 * its own map is); populated at once, the pages are all read */
-	mdb_filehandle_t fd;
-	snap_pages_t pg = { .psize = st.ms_psize, .npages = (uint64_t)ei.me_last_pgno + 1 };
-	size_t map_len = (size_t)pg.npages * pg.psize;
-	void *map = MAP_FAILED;
-	*what = "mdb_env_get_fd";
-	if ((rc = mdb_env_get_fd(env, &fd)) != 0)
-		return rc;
-	*what = "mapping the file back";
-	if ((map = mmap(NULL, map_len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0)) == MAP_FAILED)
-		return errno;
-	pg.map = map;
-	rc = index_txn(env, txn, meta_dbi, &pg, &ei, what);
-	munmap(map, map_len);
-	return rc;
-}
-
-/* The index's transaction: begun, the record put and filled. */
-static int index_txn(MDB_env *env, MDB_txn **txn, MDB_dbi meta_dbi, const snap_pages_t *pgp,
-		     const MDB_envinfo *eip, const char **what)
-{
-	const snap_pages_t pg = *pgp;
-	const MDB_envinfo ei = *eip;
-	int rc = 0;
-	tree_t t;
-	*what = "reading back the entries tree";
-	if (!entries_tree(&pg, &t))
-		return MDB_CORRUPTED;
-	int indexed = pg.npages - 1 <= UINT32_MAX; /* else no index: slots hold 32-bit pages */
-	uint64_t slots = INDEX_MIN_SLOTS;
-	while (slots / 4 * 3 < t.entries) /* load factor at most 3/4 */
-		slots *= 2;
-	size_t vlen = INDEX_HDR + (size_t)slots * 8 + VALUE_CHECK_LEN;
-	/* room in the map for the record, and the pages a commit adds */
-	size_t need = (size_t)pg.npages * pg.psize + vlen + ((size_t)16 << 20);
-	if (indexed && need > ei.me_mapsize)
-		*what = "mdb_env_set_mapsize", rc = mdb_env_set_mapsize(env, need);
-	if (rc == 0)
-		*what = "mdb_txn_begin", rc = mdb_txn_begin(env, NULL, 0, txn);
-	if (rc != 0 || !indexed)
-		return rc;
-	rc = fill_index(&pg, &t, *txn, meta_dbi, slots, vlen, what);
-	if (rc != 0) {
-		mdb_txn_abort(*txn);
-		*txn = NULL;
-	}
-	return rc;
-}
-
-/* Reserve the record in the meta database and fill it in place. */
-static int fill_index(const snap_pages_t *pg, const tree_t *t, MDB_txn *txn, MDB_dbi meta_dbi,
-		      uint64_t slots, size_t vlen, const char **what)
-{
-	MDB_val k = { sizeof INDEX_KEY - 1, (void *)INDEX_KEY }, v = { vlen, NULL };
-	int rc;
-	*what = "mdb_put index";
-	if ((rc = mdb_put(txn, meta_dbi, &k, &v, MDB_RESERVE)) != 0)
-		return rc;
-	uint8_t *o = v.mv_data;
-	fill_t *f = dnsnap_calloc(1, sizeof *f);
-	*what = "indexing the entries tree";
-	if (f == NULL)
-		return ENOMEM;
-	f->seed = new_seed();
-	f->mask = slots - 1;
-	f->slots = o + INDEX_HDR;
-	memcpy(o, INDEX_MAGIC, 4);
-	o[4] = INDEX_VERSION;
-	o[5] = INDEX_HASH_XXH3;
-	st16le(o + 6, INDEX_HDR);
-	st64le(o + 8, f->seed);
-	st64le(o + 16, slots);
-	st64le(o + 24, t->entries);
-	st64le(o + 32, t->root);
-	prefault(f->slots, (size_t)slots * 8);
-	memset(f->slots, 0, (size_t)slots * 8);
-	uint64_t bad;
-	rc = walk_leaves(pg, t, fill_one, f, &bad);
-	for (unsigned r = 0; rc == 0 && r < FILL_AHEAD; r++)
-		if (f->val[r] != 0)
-			place(f, f->pos[r], f->val[r]);
-	if (rc == 0 && f->n != t->entries)
-		rc = -1;
-	dnsnap_free(f);
-	if (rc != 0)
-		return MDB_CORRUPTED; /* our own file does not read back: fail the write */
-	size_t ol = vlen - VALUE_CHECK_LEN;
-	st32le(o + ol, value_check((const uint8_t *)INDEX_KEY, sizeof INDEX_KEY - 1, o, ol));
-	return 0;
 }
 
 /* ------------------------------------------------------------------ read */

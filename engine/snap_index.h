@@ -2,16 +2,14 @@
  * snap_index.h: the snapshot's hash index (spec/FORMAT.md, "Index record"):
  * an open-addressing table in the meta database, under the key "index", that
  * takes a lookup from a key to its leaf node in one or two reads of the map
- * instead of a B-tree descent. Built by the writer (snap_write.c calls
- * dnsnap__snap_index_put() once), read by snap_read.c. Not installed.
+ * instead of a B-tree descent. Placed by the writer as it writes the entries
+ * (snap_pages.c), read by snap_read.c. Not installed.
  */
 #ifndef DNSNAP_SNAP_INDEX_H
 #define DNSNAP_SNAP_INDEX_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include <lmdb.h>
 
 #include "dnsnap.h"
 #include "snap_page.h"
@@ -69,14 +67,9 @@ int dnsnap__index_get(const snap_index_t *x, const snap_pages_t *pg, const uint8
 int dnsnap__index_verify(const snap_index_t *x, const snap_pages_t *pg, const tree_t *entries,
 			 const char *path, dnsnap_diag_t *d);
 
-/*
- * The writer's one call, before the meta record is put: commit the entries'
- * transaction (*@p txn), walk the entries tree from the map, begin a new
- * transaction (*@p txn) and put the index record into @p meta_dbi in it.
- * @return 0 or an LMDB/errno code for lmdb_err(), with *@p what naming the
- * step that failed.
- */
-int dnsnap__snap_index_put(MDB_env *env, MDB_txn **txn, MDB_dbi meta_dbi, const char **what);
+/* A new file's index Seed: 64 bits from getrandom(), or a mix of the clock
+ * and the process before the kernel's pool is ready. */
+uint64_t dnsnap__index_seed(void);
 
 /* For tests: where the open snapshot's index record lies (file offset and
  * length of object + Value_Check); 1 used, 0 none, -1 present but ignored

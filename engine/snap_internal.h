@@ -13,5 +13,15 @@
 #define STREAM_MAGIC "\xd5NSX"    /* an export stream's first bytes, decompressed */
 #define LMDB_MAGIC 0xBEEFC0DEu    /* at byte 16 of an LMDB file, in the host's order */
 
+#include "dnsnap.h"
+
+/* Append one record to @p w (snap_pages.c): its value is the entry, then its
+ * Value_Check; the caller vouches for the order and the bytes. @p hits, when
+ * not NULL, goes into the entry's Hits field (a cache entry's live counter,
+ * not read from the entry). */
+int dnsnap__snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
+		      const uint8_t *entry, size_t entry_len, const uint32_t *hits,
+		      dnsnap_diag_t *d);
+
 
 #endif

@@ -1,37 +1,23 @@
 /*
- * snap_write.c: writing snapshots (spec/FORMAT.md, "Snapshot"):
- *
- *   [ LMDB pages: databases "entries" (key -> entry) and "meta" ][ Trailer ]
- *
- * The live entries are taken by reference (the cache pinned: each shard's
- * index copied under its read lock, the entries read after it, without
- * locks), sorted by key per shard on two threads, merged, appended with
- * MDB_APPEND through one cursor into a file beside the target
- * (TARGET.tmp.PID, mode 0600, no lock file), meta record last; then synced,
- * the 24-byte trailer (a checksum of every byte before it) appended and
- * synced, the replaced file's mode, owner and group given to it, and the file
- * renamed over TARGET, the directory synced. TARGET is the file PATH finally
- * names (a symbolic link stays a link). A crash at any point leaves PATH as
- * it was; the next write removes temporaries whose writer is dead.
+ * snap_write.c: writing the cache into a snapshot (spec/FORMAT.md, "Snapshot"):
+ * its live entries taken by reference (the cache pinned: each shard's index
+ * copied without its lock, the entries read after it, without locks), sorted
+ * by key per shard on two threads, merged with each other and with a base
+ * snapshot's entries, through a publish's options (a bound, stale entries,
+ * an exclusion filter), and appended in key order to the file the page
+ * writer builds (snap_pages.c: dnsnap_snapw_*).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <lmdb.h>
 #include <xxhash.h>
 
 #include "../format/internal.h"
@@ -40,10 +26,7 @@
 #include "dnsnap.h"
 #include "expiry.h"
 #include "record.h"
-#include "snap_index.h"
 #include "snap_internal.h"
-
-#define COMMIT_BYTES (64u << 20)   /* bound each write transaction's dirty pages */
 
 /* ------------------------------------------------- the cache, in key order */
 
@@ -149,7 +132,7 @@ typedef struct collect {
 	dnsnap_cache_t *c;
 	uint32_t now;
 	_Atomic unsigned next;
-	int helper_err;
+	_Atomic int helper_err;  /* a helper's error, if one had any */
 	dnsnap_refs_t run[DNSNAP_SHARDS];
 } collect_t;
 
@@ -171,10 +154,27 @@ static int collect_some(collect_t *cl)
 	return err;
 }
 
+/* A writer's own thread: it holds no lock of the cache (the copy takes none,
+ * the pin's barrier and the unpin are the caller's), so it runs below the
+ * threads that insert and answer: on a machine without a core to spare, a
+ * snapshot takes longer rather than the cache's users wait for a core. */
+#define WRITER_NICE 10
+static void lower_priority(void)
+{
+	pid_t tid = gettid();
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (errno == 0)
+		setpriority(PRIO_PROCESS, (id_t)tid, nice + WRITER_NICE > 19 ? 19 : nice + WRITER_NICE);
+}
+
 static void *collect_helper(void *arg)
 {
 	collect_t *cl = arg;
-	cl->helper_err = collect_some(cl);
+	lower_priority();
+	int err = collect_some(cl);
+	if (err != DNSNAP_OK)
+		atomic_store(&cl->helper_err, err);
 	return NULL;
 }
 
@@ -184,17 +184,20 @@ static void collect_free(collect_t *cl)
 		dnsnap_free(cl->run[k].r);
 }
 
-/* Collect every shard (the cache pinned); without a helper thread, alone. */
+/* Collect every shard (the cache pinned) on two threads of the writer's
+ * (lower_priority()); the caller waits. Without threads, the caller alone. */
 static int collect_all(collect_t *cl)
 {
-	pthread_t th;
-	int helped = pthread_create(&th, NULL, collect_helper, cl) == 0;
-	int err = collect_some(cl);
-	if (helped) {
-		pthread_join(th, NULL);
-		if (err == DNSNAP_OK)
-			err = cl->helper_err;
-	}
+	pthread_t th[2];
+	int n = 0, err = DNSNAP_OK;
+	while (n < 2 && pthread_create(&th[n], NULL, collect_helper, cl) == 0)
+		n++;
+	if (n == 0)
+		err = collect_some(cl);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	if (err == DNSNAP_OK)
+		err = atomic_load(&cl->helper_err);
 	if (err != DNSNAP_OK)
 		collect_free(cl);
 	return err;
@@ -265,430 +268,6 @@ static void stream_next(stream_t *s)
 		sift_down(s, 0);
 }
 
-/* Remove PATH.tmp.PID files whose writer no longer runs (killed mid-write). */
-static void remove_stale(const char *path)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-	if (slash == path)
-		snprintf(dir, sizeof dir, "/");
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return;
-	size_t bl = strlen(base);
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, base, bl) != 0 || strncmp(de->d_name + bl, ".tmp.", 5) != 0)
-			continue;
-		char *end;
-		long pid = strtol(de->d_name + bl + 5, &end, 10);
-		if (*end != 0 || pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
-			char f[8192];
-			snprintf(f, sizeof f, "%s/%s", dir, de->d_name);
-			unlink(f);
-		}
-	}
-	closedir(d);
-}
-
-/* A failure of LMDB writing the temporary @p tmp of snapshot @p path. The
- * message names @p path, the file the user named. */
-static int lmdb_err(dnsnap_diag_t *d, const char *tmp, const char *path, const char *what,
-		    int rc)
-{
-	/* LMDB passes errno values through, except that a short write (a full
-	 * disk, a file size limit) comes back as EIO: name the likely cause. */
-	if (rc == EIO) {
-		struct rlimit rl;
-		struct statvfs vs;
-		struct stat st;
-		off_t size = stat(tmp, &st) == 0 ? st.st_size : 0;
-		if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-		    (rlim_t)size + 65536 >= rl.rlim_cur)
-			return dnsnap__diag(d, -EFBIG, 0, "%s: cannot write it: file size limit "
-					    "reached (%llu bytes)", path,
-					    (unsigned long long)rl.rlim_cur);
-		if (statvfs(tmp, &vs) == 0 && (uint64_t)vs.f_bavail * vs.f_frsize < 1u << 20)
-			return dnsnap__diag(d, -ENOSPC, 0, "%s: cannot write it: no space left "
-					    "on the device", path);
-	}
-	if (rc > 0 && strcmp(what, "mdb_env_open") == 0) {
-		char why[200]; /* the temporary could not be created beside it */
-		return dnsnap__diag(d, -rc, 0, "%s: %s", path,
-				    dnsnap_path_create_error(tmp, rc, why, sizeof why));
-	}
-	if (rc > 0)
-		return dnsnap__diag(d, -rc, 0, "%s: cannot write it: %s", path, strerror(rc));
-	return dnsnap__diag(d, DNSNAP_ELMDB, 0, "%s: cannot write it: %s: %s", path, what,
-			    mdb_strerror(rc));
-}
-
-/* The meta record (spec/FORMAT.md, "Snapshot meta record"), then its
- * Value_Check (key "meta"), like every value. */
-static size_t meta_record(uint8_t *m, uint64_t count, uint64_t digest)
-{
-	char writer[128], host[64] = "?";
-	gethostname(host, sizeof host - 1);
-	int wl = snprintf(writer, sizeof writer, "dnsnap %s on %s", DNSNAP_VERSION, host);
-	if (wl < 0 || wl > 127)
-		wl = 127;
-	memcpy(m, SNAP_MAGIC, 4);
-	st16le(m + 4, DNSNAP_SNAP_MAJOR);
-	st16le(m + 6, DNSNAP_SNAP_MINOR);
-	st16le(m + 10, 0);                         /* Flags */
-	st64le(m + 12, (uint64_t)time(NULL));      /* Created_At */
-	st64le(m + 20, count);
-	m[28] = 1;                                /* Digest_Type: XXH3-64 */
-	m[29] = 8;
-	st64le(m + 30, digest);
-	m[38] = (uint8_t)wl;
-	memcpy(m + 39, writer, (size_t)wl);
-	st16le(m + 8, (uint16_t)(39 + wl));        /* Header_Size */
-	st32le(m + 39 + wl, value_check((const uint8_t *)META_KEY, 4, m, 39 + (size_t)wl));
-	return 39 + (size_t)wl + VALUE_CHECK_LEN;
-}
-
-/* Append the trailer: Magic, 0, Data_Len, XXH3-64 of bytes [0, Data_Len).
- * The file is read in chunks, not mapped: the writer's memory stays small
- * however large the snapshot (a map would count the whole file as resident). */
-static int write_trailer(int fd, dnsnap_diag_t *d, const char *path)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return dnsnap__diag(d, -errno, 0, "%s: %s", path, strerror(errno));
-	uint64_t len = (uint64_t)st.st_size;
-	size_t cap = 1u << 20;
-	uint8_t *buf = dnsnap_malloc(cap);
-	XXH3_state_t *xs = XXH3_createState();
-	int err = DNSNAP_OK;
-	if (buf == NULL || xs == NULL)
-		err = dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
-	else
-		XXH3_64bits_reset(xs);
-	for (uint64_t off = 0; err == DNSNAP_OK && off < len;) {
-		size_t want = len - off < cap ? (size_t)(len - off) : cap;
-		ssize_t got = pread(fd, buf, want, (off_t)off);
-		if (got <= 0)
-			err = dnsnap__diag(d, got < 0 ? -errno : -EIO, 0, "%s: reading back: %s",
-					   path, strerror(got < 0 ? errno : EIO));
-		else {
-			XXH3_64bits_update(xs, buf, (size_t)got);
-			off += (uint64_t)got;
-		}
-	}
-	uint64_t h = err == DNSNAP_OK ? XXH3_64bits_digest(xs) : 0;
-	XXH3_freeState(xs);
-	dnsnap_free(buf);
-	if (err != DNSNAP_OK)
-		return err;
-	uint8_t t[TRAILER_LEN];
-	memcpy(t, TRAILER_MAGIC, 4);
-	st32le(t + 4, 0);
-	st64le(t + 8, len);
-	st64le(t + 16, h);
-	if (pwrite(fd, t, sizeof t, (off_t)len) != (ssize_t)sizeof t)
-		return dnsnap__diag(d, errno ? -errno : -EIO, 0, "%s: writing the trailer: %s",
-				    path, strerror(errno ? errno : EIO));
-	if (fsync(fd) != 0)
-		return dnsnap__diag(d, -errno, 0, "%s: fsync: %s", path, strerror(errno));
-	return DNSNAP_OK;
-}
-
-static void sync_dir(const char *path)
-{
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
-		 slash ? path : ".");
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
-/*
- * The writer: one LMDB environment on PATH.tmp.PID, entries appended in key
- * order (MDB_APPEND) in transactions of at most COMMIT_BYTES. The map only
- * reserves address space and the file grows as pages are written, so the
- * map is grown between transactions: each needs at most twice its records'
- * bytes in leaves (a page is split at half), less again in branches, and a
- * page more per overflowed value. MAP_HEADROOM bounds one transaction.
- */
-#define MAP_HEADROOM ((size_t)COMMIT_BYTES * 4 + ((size_t)4 << 20))
-
-struct dnsnap_snapw {
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_cursor *cur;         /* on dbi in txn: appends skip the descent from the root */
-	MDB_dbi dbi, meta;
-	XXH3_state_t *xs;
-	uint64_t n, bytes, in_txn;
-	size_t mapsize, psize;
-	int failed;
-	size_t prev_len;
-	uint8_t prev[DNSNAP_KEY_MAX];
-	char *path;              /* as given (messages); points into tmp's allocation */
-	char *target;            /* the file it finally names (renamed over); ditto */
-	char tmp[];
-};
-
-/* Commit the transaction under way (if any), grow the map when the next one
- * might not fit, begin the next. */
-static int snapw_next_txn(dnsnap_snapw_t *w, dnsnap_diag_t *d)
-{
-	const char *what = "mdb_txn_commit";
-	int rc = 0;
-	if (w->txn != NULL) {
-		rc = mdb_txn_commit(w->txn); /* frees the cursor */
-		w->txn = NULL;
-		w->cur = NULL;
-		/* Start writing back what this transaction wrote (no wait): the
-		 * disk works while the next one is built, the final sync has
-		 * less left to do. */
-		int fd;
-		if (rc == 0 && mdb_env_get_fd(w->env, &fd) == 0)
-			sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-	}
-	MDB_envinfo ei;
-	if (rc == 0)
-		what = "mdb_env_info", rc = mdb_env_info(w->env, &ei);
-	if (rc == 0) {
-		size_t used = ((size_t)ei.me_last_pgno + 1) * w->psize;
-		if (used + MAP_HEADROOM > w->mapsize) {
-			w->mapsize = w->mapsize * 2 > used + MAP_HEADROOM ? w->mapsize * 2
-									  : used + MAP_HEADROOM;
-			what = "mdb_env_set_mapsize", rc = mdb_env_set_mapsize(w->env, w->mapsize);
-		}
-	}
-	if (rc == 0)
-		what = "mdb_txn_begin", rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
-	if (rc == 0)
-		what = "mdb_cursor_open", rc = mdb_cursor_open(w->txn, w->dbi, &w->cur);
-	w->in_txn = 0;
-	if (rc != 0) {
-		w->failed = 1;
-		return lmdb_err(d, w->tmp, w->path, what, rc);
-	}
-	return DNSNAP_OK;
-}
-
-int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
-{
-	if (path == NULL || out == NULL)
-		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
-	size_t pl = strlen(path);
-	char target[4096];
-	int e = pl > 4000 ? -ENAMETOOLONG : dnsnap_path_target(path, target, 4000);
-	if (e != 0)
-		return dnsnap__diag(d, e == -ENAMETOOLONG ? DNSNAP_EINVAL : e, 0, "%s: %s", path,
-				    e == -ENAMETOOLONG ? "path too long" : strerror(-e));
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: not a regular file: a snapshot is "
-				    "written beside its path and renamed over it", path);
-	size_t gl = strlen(target);
-	dnsnap_snapw_t *w = dnsnap_calloc(1, sizeof *w + pl + 2 * gl + 42);
-	if (w == NULL || (w->xs = XXH3_createState()) == NULL) {
-		dnsnap_free(w);
-		return dnsnap__diag(d, DNSNAP_ENOMEM, 0, "%s: out of memory", path);
-	}
-	XXH3_64bits_reset(w->xs);
-	int tl = snprintf(w->tmp, gl + 40, "%s.tmp.%ld", target, (long)getpid());
-	w->path = w->tmp + tl + 1;
-	memcpy(w->path, path, pl + 1);
-	w->target = w->path + pl + 1;
-	memcpy(w->target, target, gl + 1);
-	remove_stale(target);
-	unlink(w->tmp);
-	w->psize = (size_t)sysconf(_SC_PAGESIZE);
-	w->mapsize = 2 * MAP_HEADROOM;
-	const char *what = "mdb_env_create";
-	int rc = mdb_env_create(&w->env);
-	if (rc == 0)
-		what = "mdb_env_set_mapsize", rc = mdb_env_set_mapsize(w->env, w->mapsize);
-	if (rc == 0)
-		what = "mdb_env_set_maxdbs", rc = mdb_env_set_maxdbs(w->env, 2);
-	/* NOMEMINIT: pages are filled before they are written; no need to zero */
-	if (rc == 0)
-		what = "mdb_env_open", rc = mdb_env_open(w->env, w->tmp, MDB_NOSUBDIR | MDB_NOLOCK |
-							 MDB_NOSYNC | MDB_NOMEMINIT, 0600);
-	if (rc == 0)
-		what = "mdb_txn_begin", rc = mdb_txn_begin(w->env, NULL, 0, &w->txn);
-	if (rc == 0)
-		what = "mdb_dbi_open entries", rc = mdb_dbi_open(w->txn, "entries", MDB_CREATE, &w->dbi);
-	if (rc == 0)
-		what = "mdb_dbi_open meta", rc = mdb_dbi_open(w->txn, "meta", MDB_CREATE, &w->meta);
-	if (rc == 0)
-		what = "mdb_cursor_open", rc = mdb_cursor_open(w->txn, w->dbi, &w->cur);
-	if (rc != 0) {
-		int err = lmdb_err(d, w->tmp, w->path, what, rc);
-		dnsnap_snapw_abort(w);
-		return err;
-	}
-	*out = w;
-	return DNSNAP_OK;
-}
-
-/* Append one record (its value: the entry, then its Value_Check); the
- * caller vouches for the order and the bytes. @p hits, when not NULL, goes
- * into the entry's Hits field (a cache entry's live counter). The value is
- * built in its page (MDB_RESERVE), and the checks read it there. */
-static int snapw_put(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
-		     const uint8_t *entry, size_t entry_len, const uint32_t *hits,
-		     dnsnap_diag_t *d)
-{
-	MDB_val k = { key_len, (void *)key }, v = { entry_len + VALUE_CHECK_LEN, NULL };
-	int rc = mdb_cursor_put(w->cur, &k, &v, MDB_APPEND | MDB_RESERVE);
-	if (rc != 0) {
-		w->failed = 1;
-		return lmdb_err(d, w->tmp, w->path, "mdb_put", rc);
-	}
-	uint8_t *val = v.mv_data;
-	memcpy(val, entry, entry_len);
-	if (hits != NULL && entry_len >= 12)
-		st32le(val + 8, *hits);
-	st32le(val + entry_len, value_check(key, key_len, val, entry_len));
-	record_digest(w->xs, key, key_len, val, entry_len);
-	memcpy(w->prev, key, key_len);
-	w->prev_len = key_len;
-	w->n++;
-	w->bytes += key_len + entry_len;
-	w->in_txn += key_len + entry_len + 16;
-	if (w->in_txn > COMMIT_BYTES) /* large, not unbounded, transactions */
-		return snapw_next_txn(w, d);
-	return DNSNAP_OK;
-}
-
-int dnsnap_snapw_add(dnsnap_snapw_t *w, const uint8_t *key, size_t key_len,
-		     const uint8_t *entry, size_t entry_len, dnsnap_diag_t *d)
-{
-	if (w == NULL || key == NULL || entry == NULL || w->failed)
-		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
-	dnsnap_key_t k;
-	dnsnap_diag_t ed;
-	char kname[300];
-	int e = dnsnap_key_decode(key, key_len, &k, &ed);
-	if (e != DNSNAP_OK)
-		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu: key: %s", w->path,
-				    (unsigned long long)w->n, ed.msg);
-	if ((e = dnsnap_entry_validate(entry, entry_len, &ed)) != DNSNAP_OK) {
-		dnsnap__key_text(&k, kname, sizeof kname);
-		return dnsnap__diag(d, e, ed.offset, "%s: entry %llu (%s) at offset 0x%zx: %s",
-				    w->path, (unsigned long long)w->n, kname, ed.offset, ed.msg);
-	}
-	if (w->n > 0 && dnsnap_key_cmp(w->prev, w->prev_len, key, key_len) >= 0) {
-		dnsnap__key_text(&k, kname, sizeof kname);
-		return dnsnap__diag(d, DNSNAP_EFIELD, 0, "%s: entry %llu (%s): keys must increase",
-				    w->path, (unsigned long long)w->n, kname);
-	}
-	return snapw_put(w, key, key_len, entry, entry_len, NULL, d);
-}
-
-void dnsnap_snapw_abort(dnsnap_snapw_t *w)
-{
-	if (w == NULL)
-		return;
-	if (w->txn != NULL)
-		mdb_txn_abort(w->txn); /* frees the cursor */
-	if (w->env != NULL)
-		mdb_env_close(w->env);
-	unlink(w->tmp);
-	XXH3_freeState(w->xs);
-	dnsnap_free(w);
-}
-
-/* Give the temporary the mode, owner and group of the file it replaces (a
- * resolver running as another user must still read it). A chown the process
- * may not make (EPERM: not root) is skipped, the group alone tried. A new
- * file keeps the temporary's 0600. */
-static int keep_access(int fd, const dnsnap_snapw_t *w, dnsnap_diag_t *d)
-{
-	struct stat st;
-	if (stat(w->target, &st) != 0 || !S_ISREG(st.st_mode))
-		return DNSNAP_OK;
-	if (fchown(fd, st.st_uid, st.st_gid) != 0) {
-		if (errno != EPERM)
-			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path,
-					    strerror(errno));
-		if (fchown(fd, (uid_t)-1, st.st_gid) != 0 && errno != EPERM)
-			return dnsnap__diag(d, -errno, 0, "%s: chown: %s", w->path,
-					    strerror(errno));
-	}
-	if (fchmod(fd, st.st_mode & 07777) != 0)
-		return dnsnap__diag(d, -errno, 0, "%s: chmod: %s", w->path, strerror(errno));
-	return DNSNAP_OK;
-}
-
-/* What follows the entries: the entries' transaction committed, then in the
- * last transaction the index record (walking the committed tree) and the meta
- * record. @return 0 or an LMDB error, *what naming the call that failed */
-static int snapw_meta(dnsnap_snapw_t *w, const char **what)
-{
-	uint8_t m[256];
-	size_t ml = meta_record(m, w->n, XXH3_64bits_digest(w->xs));
-	MDB_val k = { sizeof META_KEY - 1, (void *)META_KEY }, v = { ml, m };
-	w->cur = NULL; /* the commit below frees it */
-	int rc = dnsnap__snap_index_put(w->env, &w->txn, w->meta, what);
-	if (rc != 0)
-		return rc;
-	*what = "mdb_put meta";
-	return mdb_put(w->txn, w->meta, &k, &v, 0);
-}
-
-int dnsnap_snapw_commit(dnsnap_snapw_t *w, dnsnap_snap_write_stats_t *stats, dnsnap_diag_t *d)
-{
-	if (w == NULL)
-		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
-	if (w->failed) {
-		dnsnap_snapw_abort(w);
-		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "commit after a failed add");
-	}
-	const char *what;
-	int rc = snapw_meta(w, &what);
-	if (rc == 0)
-		what = "mdb_txn_commit", rc = mdb_txn_commit(w->txn);
-	w->txn = NULL;
-	w->cur = NULL;
-	if (rc == 0)
-		what = "mdb_env_sync", rc = mdb_env_sync(w->env, 1);
-	int err = rc == 0 ? DNSNAP_OK : lmdb_err(d, w->tmp, w->path, what, rc);
-	mdb_env_close(w->env);
-	w->env = NULL;
-	uint64_t size = 0;
-	if (err == DNSNAP_OK) {
-		int fd = open(w->tmp, O_RDWR);
-		if (fd < 0)
-			err = dnsnap__diag(d, -errno, 0, "%s: %s", w->path, strerror(errno));
-		else {
-			err = write_trailer(fd, d, w->path);
-			struct stat st;
-			if (err == DNSNAP_OK && fstat(fd, &st) == 0)
-				size = (uint64_t)st.st_size;
-			if (err == DNSNAP_OK)
-				err = keep_access(fd, w, d);
-			close(fd);
-		}
-	}
-	if (err == DNSNAP_OK && rename(w->tmp, w->target) != 0)
-		err = dnsnap__diag(d, -errno, 0, "%s: rename: %s", w->path, strerror(errno));
-	if (err != DNSNAP_OK) {
-		dnsnap_snapw_abort(w);
-		return err;
-	}
-	sync_dir(w->target);
-	if (stats != NULL) {
-		stats->entries = w->n;
-		stats->entry_bytes = w->bytes;
-		stats->file_size = size;
-	}
-	XXH3_freeState(w->xs);
-	dnsnap_free(w);
-	return DNSNAP_OK;
-}
-
 /* The merge of the cache's entries (a stream in key order) with a base
  * snapshot's entries as the walk delivers them, in key order. Every entry
  * the merge keeps goes through emit(): the exclusion filter, then either the
@@ -716,19 +295,11 @@ typedef struct merge {
 	int err;
 } merge_t;
 
-/* What keeping an entry costs the memory cache: its allocation (a size class:
- * 16-byte steps to 128, then four classes per doubling, as jemalloc's) and
- * its index slot (8 bytes at a load between 53% and 80%). The bound of a
- * bounded write is in these units, the cache's own. */
+/* What keeping an entry costs the memory cache (dnsnap__entry_cost()): the
+ * bound of a bounded write is in these units, the cache's own. */
 static uint64_t entry_cost(size_t key_len, size_t entry_len)
 {
-	uint64_t n = 9 + (uint64_t)key_len + entry_len, c = 16;
-	if (n <= 128)
-		return (n + 15) / 16 * 16 + 12;
-	while (c * 2 < n)
-		c *= 2;
-	uint64_t step = c / 4;
-	return (n + step - 1) / step * step + 12;
+	return dnsnap__entry_cost(key_len, entry_len);
 }
 
 /* An entry's value to a bounded write: hits first, then time left. */
@@ -777,7 +348,7 @@ static int emit(merge_t *m, const uint8_t *key, size_t key_len, const uint8_t *e
 	if (!dnsnap__entry_live(entry, m->now))
 		m->mc.stale++;
 	m->wrote = 1;
-	return snapw_put(m->w, key, key_len, entry, entry_len, live_hits, m->d);
+	return dnsnap__snapw_put(m->w, key, key_len, entry, entry_len, live_hits, m->d);
 }
 
 static int merge_put_ref(merge_t *m, const dnsnap_refval_t *v)
@@ -861,6 +432,34 @@ static int merge_pass(merge_t *m, const collect_t *cl, dnsnap_snap_t *base, cons
 	return err;
 }
 
+/* merge_pass() on a thread of the writer's (lower_priority()), the caller
+ * waiting; the caller's own thread when none can be made. */
+typedef struct merge_job {
+	merge_t *m;
+	const collect_t *cl;
+	dnsnap_snap_t *base;
+	const char *path;
+	int err;
+} merge_job_t;
+
+static void *merge_job(void *arg)
+{
+	merge_job_t *j = arg;
+	lower_priority();
+	j->err = merge_pass(j->m, j->cl, j->base, j->path);
+	return NULL;
+}
+
+static int merge_low(merge_t *m, const collect_t *cl, dnsnap_snap_t *base, const char *path)
+{
+	merge_job_t j = { m, cl, base, path, DNSNAP_OK };
+	pthread_t th;
+	if (pthread_create(&th, NULL, merge_job, &j) != 0)
+		return merge_pass(m, cl, base, path);
+	pthread_join(th, NULL);
+	return j.err;
+}
+
 static int val_desc(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -918,7 +517,7 @@ int dnsnap__snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path,
 	merge_t m = { .now = o->now, .cutoff = cl->now, .o = o, .d = d };
 	if (o->max_bytes != 0) { /* choose first, then write what was chosen */
 		m.bounded = 1;
-		err = merge_pass(&m, cl, base, path);
+		err = merge_low(&m, cl, base, path);
 		if (err == DNSNAP_OK && choose(&m))
 			m.bounded = 0; /* it all fits */
 		free(m.vals);
@@ -927,8 +526,8 @@ int dnsnap__snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path,
 	if (err == DNSNAP_OK)
 		err = dnsnap_snapw_begin(path, &m.w, d);
 	if (err == DNSNAP_OK) {
-		err = merge_pass(&m, cl, base, path);
-		dnsnap__cache_unpin(c); /* the entries are in the file: the rest is LMDB's */
+		err = merge_low(&m, cl, base, path);
+		dnsnap__cache_unpin(c); /* the entries are in the file: the rest is the tree's */
 		if (err == DNSNAP_OK)
 			err = dnsnap_snapw_commit(m.w, &m.st, d);
 		else

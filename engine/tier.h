@@ -39,6 +39,16 @@ static inline size_t dnsnap__key_cd0(const dnsnap_query_t *q, uint8_t *buf)
  * entry's dnsnap__expiry (DNSNAP__DEAD when there is none). Allocation-free.
  * @return DNSNAP_OK, DNSNAP_ENOTFOUND, or dnsnap_answer_build()'s error
  */
+/*
+ * dnsnap_answer_build() for an entry the cache encoded (dnsnap_msg_encode())
+ * or validated (dnsnap_entry_validate()) on its way in: the header and the
+ * records are read without the checks an untrusted entry needs, and the
+ * Hits field is not read (the cache's live counter). Never for bytes from a
+ * snapshot, a stream or a shared store: those are untrusted on every read.
+ */
+int dnsnap__answer_trusted(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
+			   const dnsnap_answer_opts_t *o, uint8_t *out, size_t cap, size_t *out_len);
+
 int dnsnap__tier_answer(const dnsnap_tier_ops_t *ops, void *tier, const uint8_t *key,
 			size_t key_len, const dnsnap_query_t *q, dnsnap_answer_opts_t *ao,
 			uint32_t stale_window, int allow_stale, uint8_t *out, size_t cap,

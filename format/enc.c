@@ -58,7 +58,8 @@ typedef struct enc {
 	size_t qname_len;
 	recinfo_t info[DNSNAP_OWNER_REFS];
 	unsigned n;                 /* records stored */
-	recinfo_t prev;
+	const recinfo_t *prev;      /* the last record's: in info[], or last */
+	recinfo_t last;
 	uint16_t prev_type, prev_class;
 	uint32_t prev_ttl;
 	unsigned prev_section;
@@ -151,7 +152,7 @@ static int parse_opt(enc_t *e, size_t start, unsigned section, size_t owner_len,
 static void write_owner(enc_t *e, uint8_t *flags, const uint8_t *own, size_t own_len,
 			recinfo_t *ri)
 {
-	if (dnsnap_name_eq(own, own_len, e->qname, e->qname_len)) {
+	if (own == e->qname || dnsnap_name_eq(own, own_len, e->qname, e->qname_len)) {
 		*flags |= DNSNAP_OWNER_QNAME;
 		ri->owner = e->qname;
 		ri->owner_len = (uint8_t)e->qname_len;
@@ -245,9 +246,10 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 	recinfo_t ri = { 0 };
 	if (e->n > 0 && e->prev_section == section && e->prev_type == type &&
 	    e->prev_class == rclass && e->prev_ttl == ttl &&
-	    dnsnap_name_eq(own, own_len, e->prev.owner, e->prev.owner_len)) {
+	    ((own == e->qname && e->prev->is_qname) ||
+	     dnsnap_name_eq(own, own_len, e->prev->owner, e->prev->owner_len))) {
 		flags = DNSNAP_RF_SAME;
-		ri = e->prev;
+		ri = *e->prev;
 		ri.target = NULL;
 		wr_take(&e->w, 3);
 	} else {
@@ -265,11 +267,19 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 		write_owner(e, &flags, own, own_len, &ri);
 	}
 	size_t rdata_at = e->w.pos;
-	const char *schema = dnsnap__schema(type);
+	/* A, AAAA and TXT, most records, hold no names: no schema to look up */
+	const char *schema = type == TYPE_A || type == TYPE_AAAA || type == TYPE_TXT
+			     ? NULL : dnsnap__schema(type);
 	if (schema != NULL) {
 		err = expand_rdata(e, schema, rd, rdlen);
 		if (err != DNSNAP_OK)
 			return err;
+	} else if (rdlen == 4 || rdlen == 16) {
+		uint8_t *d = wr_take(&e->w, rdlen);
+		if (d != NULL && rdlen == 4)
+			memcpy(d, e->msg + rd, 4);
+		else if (d != NULL)
+			memcpy(d, e->msg + rd, 16);
 	} else {
 		wr_bytes(&e->w, e->msg + rd, rdlen);
 	}
@@ -284,9 +294,9 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 		ri.target = e->w.p + rdata_at;
 		ri.target_len = (uint8_t)(e->w.pos - rdata_at);
 	}
-	if (e->n < DNSNAP_OWNER_REFS)
-		e->info[e->n] = ri;
-	e->prev = ri;
+	recinfo_t *slot = e->n < DNSNAP_OWNER_REFS ? &e->info[e->n] : &e->last;
+	*slot = ri;
+	e->prev = slot;
 	e->prev_type = type;
 	e->prev_class = rclass;
 	e->prev_ttl = ttl;
@@ -332,6 +342,30 @@ static size_t write_ede(const enc_t *e, uint8_t *dst)
 	return n;
 }
 
+/* The question name at @p at when it is plain labels, whole in the message
+ * and at most 255 bytes (the usual one): its labels' offsets in starts[], its
+ * length in starts[127]; @return how many labels, or SIZE_MAX for anything
+ * else (a pointer, a bad label, a cut: dnsnap_name_unpack() reads it and
+ * says what is wrong). */
+static size_t question_labels(const uint8_t *msg, size_t len, size_t at, uint8_t starts[128])
+{
+	size_t lim = len - at < DNSNAP_NAME_MAX ? len + 1 : at + DNSNAP_NAME_MAX;
+	size_t nl = 0;
+	for (size_t p = at;;) {
+		if (p >= len || nl == 127)
+			return SIZE_MAX;
+		uint8_t l = msg[p];
+		if (l == 0) {
+			starts[127] = (uint8_t)(p + 1 - at);
+			return nl;
+		}
+		if (l > 63 || p + 1 + l >= lim)
+			return SIZE_MAX;
+		starts[nl++] = (uint8_t)(p - at);
+		p += 1 + (size_t)l;
+	}
+}
+
 int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_t *tag,
 		      size_t tag_len, dnsnap_encoded_t *out, dnsnap_diag_t *diag)
 {
@@ -373,9 +407,21 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4, "QDCOUNT %u, not 1", qd);
 
 	size_t qoff = r.pos;
-	int err = dnsnap_name_unpack(msg, len, &r.pos, e.qname, &e.qname_len, diag);
-	if (err != DNSNAP_OK)
+	uint8_t starts[128]; /* at most 127 labels in 255 bytes */
+	size_t nl = question_labels(msg, len, qoff, starts);
+	int err = DNSNAP_OK;
+	if (nl != SIZE_MAX) { /* plain labels: one copy */
+		e.qname_len = starts[127];
+		memcpy(e.qname, msg + qoff, e.qname_len);
+		r.pos += e.qname_len;
+	} else if ((err = dnsnap_name_unpack(msg, len, &r.pos, e.qname, &e.qname_len, diag)) !=
+		   DNSNAP_OK) {
 		return err;
+	} else {
+		nl = 0;
+		for (size_t i = 0; e.qname[i] != 0; i += 1 + (size_t)e.qname[i])
+			starts[nl++] = (uint8_t)i;
+	}
 	uint16_t qtype = rd_u16be(&r), qclass = rd_u16be(&r);
 	if (r.err != DNSNAP_OK)
 		return dnsnap__diag(diag, r.err, r.err_off, "question cut at 0x%zx", r.err_off);
@@ -384,11 +430,7 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 	if (e.qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
 		return dnsnap__diag(diag, DNSNAP_ETOOBIG, qoff, "cache key: %s",
 				    dnsnap_strerror(DNSNAP_ETOOBIG));
-	uint8_t starts[128]; /* at most 127 labels in 255 bytes */
-	size_t nl = 0;
-	for (size_t i = 0; e.qname[i] != 0; i += 1 + (size_t)e.qname[i])
-		starts[nl++] = (uint8_t)i;
-	out->key_len = dnsnap__key_put(e.qname, starts, nl, qtype, qclass,
+	out->key_len = dnsnap__key_put(e.qname, e.qname_len, starts, nl, qtype, qclass,
 				       (hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len, out->key);
 
 	const uint16_t counts[3] = { an, ns, ar };

@@ -119,14 +119,96 @@ void dnsnap__key_text(const dnsnap_key_t *k, char *out, size_t cap);
 int dnsnap__rdata_check(uint16_t type, const uint8_t *rdata, size_t len, size_t *off);
 
 /*
- * Build a key from a name already checked label by label (the query parser's
- * one pass): @p starts holds the offsets in @p name of its @p nl labels, in
- * order. The caller checked the flags, the tag and that @p out has room
- * (name length + 6 + tag_len <= DNSNAP_KEY_MAX). @return the key's length
+ * ASCII lower-casing of p[0..n), 8 bytes at a time: a byte gets 0x20 when it
+ * is below 0x80 and within 'A'..'Z'. Length bytes (0..63) are never letters,
+ * so a whole name can go through it.
  */
-size_t dnsnap__key_put(const uint8_t *name, const uint8_t *starts, size_t nl, uint16_t qtype,
-		       uint16_t qclass, uint8_t flags, const uint8_t *tag, size_t tag_len,
-		       uint8_t *out);
+static inline void dnsnap__lower_bytes(uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x;
+		memcpy(&x, p + i, 8);
+		uint64_t h = x & UINT64_C(0x7f7f7f7f7f7f7f7f);
+		uint64_t ge_a = h + UINT64_C(0x3f3f3f3f3f3f3f3f);   /* top bit: >= 'A' */
+		uint64_t gt_z = h + UINT64_C(0x2525252525252525);   /* top bit: > 'Z' */
+		uint64_t upper = (ge_a ^ gt_z) & ~x & UINT64_C(0x8080808080808080);
+		x |= upper >> 2;
+		memcpy(p + i, &x, 8);
+	}
+	for (; i < n; i++)
+		p[i] = dnsnap__lower[p[i]];
+}
+
+/* The fields after the reversed name (its root label first). */
+static inline size_t dnsnap__key_tail(uint8_t *out, size_t o, uint16_t qtype, uint16_t qclass,
+				      uint8_t flags, const uint8_t *tag, size_t tag_len)
+{
+	out[o++] = 0;
+	st16be(out + o, qtype);
+	st16be(out + o + 2, qclass);
+	out[o + 4] = flags;
+	out[o + 5] = (uint8_t)tag_len;
+	o += 6;
+	if (tag_len > 0)
+		memcpy(out + o, tag, tag_len);
+	return o + tag_len;
+}
+
+/*
+ * Build a key from a name already checked label by label (the query parser's
+ * one pass): @p starts holds the offsets in @p name (@p name_len bytes, its
+ * root label included) of its @p nl labels, in order. The caller checked the
+ * flags, the tag and that the key fits (name_len + 6 + tag_len <=
+ * DNSNAP_KEY_MAX); @p out must hold DNSNAP_KEY_MAX bytes (the name's labels
+ * are copied 16 bytes at a time, past what they need). @return the key's
+ * length
+ */
+static inline size_t dnsnap__key_put(const uint8_t *name, size_t name_len, const uint8_t *starts,
+				     size_t nl, uint16_t qtype, uint16_t qclass, uint8_t flags,
+				     const uint8_t *tag, size_t tag_len, uint8_t *out)
+{
+	/* The name lower-cased whole (8 bytes at a time: tmp has the room),
+	 * then its labels copied in reverse order 16 bytes at a time: what a
+	 * copy writes past its label is written over by the next label, or by
+	 * the tail (out has the room). No call per label. */
+	uint8_t tmp[DNSNAP_NAME_MAX + 17];
+	memcpy(tmp, name, name_len);
+	dnsnap__lower_bytes(tmp, (name_len + 7) & ~(size_t)7);
+	size_t o = 0;
+	while (nl > 0) {
+		const uint8_t *l = tmp + starts[--nl];
+		size_t n = 1 + (size_t)l[0];
+		for (size_t k = 0; k < n; k += 16)
+			memcpy(out + o + k, l + k, 16);
+		o += n;
+	}
+	return dnsnap__key_tail(out, o, qtype, qclass, flags, tag, tag_len);
+}
+
+
+/* An entry's header as dnsnap_entry_header() decodes it, without its checks,
+ * for entries encoded or validated in this process (the cache's): Hits is
+ * not read (the cache's live counter is there, counted by other threads). */
+static inline void dnsnap__hdr_trusted(const uint8_t *entry, size_t len, dnsnap_hdr_t *h)
+{
+	h->inception = ld32le(entry);
+	h->expiry = ld32le(entry + 4);
+	h->hits = 0;
+	h->flags = ld16le(entry + 12);
+	h->auth_off = ld16le(entry + 14);
+	h->addl_off = ld16le(entry + 16);
+	size_t at = DNSNAP_ENTRY_HDR;
+	h->ext = NULL;
+	h->ext_len = 0;
+	if (h->flags & DNSNAP_EF_EXT) {
+		h->ext_len = ld16le(entry + at);
+		h->ext = entry + at + 2;
+		at += 2 + h->ext_len;
+	}
+	h->records = entry + at;
+	h->records_len = len - at;
+}
 
 /* dnsnap_iter_init() from a header the caller decoded with
  * dnsnap_entry_header() (so the header is read once). */
@@ -150,6 +232,7 @@ int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off);
 #define TYPE_CNAME 5
 #define TYPE_SOA   6
 #define TYPE_AAAA  28
+#define TYPE_TXT   16
 #define TYPE_OPT   41
 #define TYPE_TSIG  250
 #define CLASS_IN   1

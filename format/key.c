@@ -4,28 +4,6 @@
  */
 #include "internal.h"
 
-/*
- * ASCII lower-casing of p[0..n), 8 bytes at a time: a byte gets 0x20 when it
- * is below 0x80 and within 'A'..'Z'. Length bytes (0..63) are never letters,
- * so a whole name can go through it.
- */
-static void lower_bytes(uint8_t *p, size_t n)
-{
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t x;
-		memcpy(&x, p + i, 8);
-		uint64_t h = x & UINT64_C(0x7f7f7f7f7f7f7f7f);
-		uint64_t ge_a = h + UINT64_C(0x3f3f3f3f3f3f3f3f);   /* top bit: >= 'A' */
-		uint64_t gt_z = h + UINT64_C(0x2525252525252525);   /* top bit: > 'Z' */
-		uint64_t upper = (ge_a ^ gt_z) & ~x & UINT64_C(0x8080808080808080);
-		x |= upper >> 2;
-		memcpy(p + i, &x, 8);
-	}
-	for (; i < n; i++)
-		p[i] = dnsnap__lower[p[i]];
-}
-
 /* Copy the labels at name + starts[0..nl) into out in reverse order,
  * lower-cased; returns the bytes written (no root label). The labels are
  * already checked. */
@@ -37,7 +15,7 @@ static size_t put_reversed(const uint8_t *name, const uint8_t *starts, size_t nl
 		memcpy(out + o, l, 1 + (size_t)l[0]);
 		o += 1 + (size_t)l[0];
 	}
-	lower_bytes(out, o);
+	dnsnap__lower_bytes(out, o);
 	return o;
 }
 
@@ -68,29 +46,6 @@ static int reverse_labels(const uint8_t *name, size_t name_len, uint8_t *out)
 	return (int)put_reversed(name, starts, nl, out);
 }
 
-/* The fields after the reversed name (its root label first). */
-static size_t put_tail(uint8_t *out, size_t o, uint16_t qtype, uint16_t qclass, uint8_t flags,
-		       const uint8_t *tag, size_t tag_len)
-{
-	out[o++] = 0;
-	st16be(out + o, qtype);
-	st16be(out + o + 2, qclass);
-	out[o + 4] = flags;
-	out[o + 5] = (uint8_t)tag_len;
-	o += 6;
-	if (tag_len > 0)
-		memcpy(out + o, tag, tag_len);
-	return o + tag_len;
-}
-
-size_t dnsnap__key_put(const uint8_t *name, const uint8_t *starts, size_t nl, uint16_t qtype,
-		       uint16_t qclass, uint8_t flags, const uint8_t *tag, size_t tag_len,
-		       uint8_t *out)
-{
-	return put_tail(out, put_reversed(name, starts, nl, out), qtype, qclass, flags, tag,
-			tag_len);
-}
-
 int dnsnap_key_encode(const uint8_t *name, size_t name_len, uint16_t qtype, uint16_t qclass,
 		      uint8_t flags, const uint8_t *tag, size_t tag_len,
 		      uint8_t *out, size_t cap, size_t *out_len)
@@ -109,7 +64,7 @@ int dnsnap_key_encode(const uint8_t *name, size_t name_len, uint16_t qtype, uint
 	int n = reverse_labels(name, name_len, out);
 	if (n < 0)
 		return n;
-	*out_len = put_tail(out, (size_t)n, qtype, qclass, flags, tag, tag_len);
+	*out_len = dnsnap__key_tail(out, (size_t)n, qtype, qclass, flags, tag, tag_len);
 	return DNSNAP_OK;
 }
 

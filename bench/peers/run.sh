@@ -51,6 +51,9 @@
 # from 127.0.0.1, IPv6 off, kresd's root priming and trust-anchor modules
 # unloaded, PowerDNS Recursor without root hints or security polling,
 # dnsdist's backend declared up: no health checks, no security polling).
+# The floor (bench/floor.c, BUILD/floor): every query sent back with QR set,
+# the kernel's UDP path alone, in the rotation of step 3; dnsnap's q/s over its
+# and CPU per query minus its are serve_over_floor and serve_cpu_over_floor.
 # Output: PEERS_OUT/results.md (a markdown table) and PEERS_OUT/results.json.
 set -eu
 build=${1:-build}
@@ -62,7 +65,7 @@ for c in dnsperf nsd unbound unbound-control kresd dnsdist pdns_recursor rec_con
 	mdb_stat dig ss; do
 	command -v $c >/dev/null || { echo "peers: needs $c (make bench-peers installs it)"; exit 2; }
 done
-for f in dnsnap peers_mkzone peers_dnsprobe; do
+for f in dnsnap peers_mkzone peers_dnsprobe floor; do
 	[ -x "$build/$f" ] || { echo "peers: $build/$f missing (make bench-peers builds it)"; exit 2; }
 done
 build=$(cd "$build" && pwd)
@@ -391,6 +394,18 @@ set -- $(mem $dn_pid)
 dn_mem1=$1 dn_anon1=$2
 say "dnsnap: first hit ${dn_first} us after the start; $dn_warm_ok/$names NOERROR, every name once"
 
+# The floor (bench/floor.c): each query sent back with QR set, two threads on
+# one SO_REUSEPORT port, recvmmsg/sendmmsg in batches of 32, no parsing: the
+# kernel's UDP path that every server here stands on. In the rotation like a
+# server; dnsnap is measured against it (serve_over_floor: its q/s over the
+# floor's, serve_cpu_over_floor: its CPU per query minus the floor's, each
+# the median over the rounds of the two measured in the same round).
+FL=$(free_port)
+"$build/floor" --listen "127.0.0.1:$FL" --threads 2 2>"$log/floor.log" &
+fl_pid=$!
+pids="$pids $fl_pid"
+wait_udp "$FL" 2
+
 # The same client settings for every server: one dnsperf thread with 4
 # clients and 200 queries in flight, and two threads, 8 clients, 500 in flight.
 # ROUNDS rounds, every server in each, the order rotating by one from round
@@ -402,7 +417,7 @@ say "dnsnap: first hit ${dn_first} us after the start; $dn_warm_ok/$names NOERRO
 S1="-c 4 -T 1 -q 200"
 S2="-c 8 -T 2 -q 500"
 mkdir -p "$tmp/res"
-order="dnsnap unbound kresd dnsdist pdns"
+order="dnsnap unbound kresd dnsdist pdns floor"
 dd_fwd=0
 loads=
 r=1
@@ -416,6 +431,7 @@ while [ $r -le "$rounds" ]; do
 		kresd) port=$KR sp=$kr_pids ;;
 		dnsdist) port=$DD sp=$dd_pid xp=$ub_pid u0=$(ub_queries) ;;
 		pdns) port=$PR sp=$pr_pid ;;
+		floor) port=$FL sp=$fl_pid ;;
 		esac
 		for t in 1 2; do
 			[ $t = 1 ] && set -- $S1 || set -- $S2
@@ -449,7 +465,7 @@ range() { sort -n "$tmp/res/$1" | awk 'NR == 1{lo = $1} {hi = $1} END{print lo "
 total() { awk '{s += $1} END{print s}' "$tmp/res/$1"; }
 lowest() { sort -n "$tmp/res/$1" | head -1; }
 list() { paste -sd, "$tmp/res/$1"; }
-for k in dn:dnsnap ub:unbound kr:kresd dd:dnsdist pr:pdns; do
+for k in dn:dnsnap ub:unbound kr:kresd dd:dnsdist pr:pdns fl:floor; do
 	p=${k%%:*} n=${k#*:}
 	eval "${p}_q1=$(med $n.q1) ${p}_q2=$(med $n.q2) ${p}_r1=$(range $n.q1) ${p}_r2=$(range $n.q2)"
 	eval "${p}_c1=$(med $n.cpu1) ${p}_c2=$(med $n.cpu2)"
@@ -591,6 +607,14 @@ ratio1=$(div "$dn_q1" "$best1")
 ratio2=$(div "$dn_q2" "$best2")
 cratio1=$(div "$dn_c1" "$bestc1")
 cratio2=$(div "$dn_c2" "$bestc2")
+# dnsnap against the floor, round by round: median of the q/s ratios (op /)
+# and of the CPU differences (op -) of the two measured in the same round
+vs_floor() {
+	paste -d' ' "$tmp/res/dnsnap.$1" "$tmp/res/floor.$1" | awk -v op="$2" '{
+		if (op == "/") printf "%.3f\n", ($2 > 0 ? $1 / $2 : 0); else printf "%.2f\n", $1 - $2 }' |
+		sort -g | awk '{a[NR] = $1} END{print a[int((NR + 1) / 2)]}'
+}
+fq1=$(vs_floor q1 /) fq2=$(vs_floor q2 /) fc1=$(vs_floor cpu1 -) fc2=$(vs_floor cpu2 -)
 ub_x=$(awk -v a="$ub_loaded_ms" -v b="$dn_first" 'BEGIN{printf "%.0f", a * 1000 / b}')
 pr_kept=null
 elapsed=$(($(date +%s) - t_start))
@@ -647,6 +671,9 @@ md=$out/results.md
 	echo "dnsnap / best peer, q/s: $ratio1 (\`$S1\`, $bestn1), $ratio2 (\`$S2\`, $bestn2);"
 	echo "the target is 1.5. dnsnap / best peer, server CPU per query: $cratio1 ($bestcn1),"
 	echo "$cratio2 ($bestcn2); the target is 0.5 (dnsdist counted without its Unbound)."
+	echo "The floor (bench/floor.c, each query sent back with QR set): $fl_q1 / $fl_q2 q/s,"
+	echo "$fl_c1 / $fl_c2 us of CPU per query. dnsnap / floor, q/s: $fq1 / $fq2 (target 0.95);"
+	echo "dnsnap - floor, CPU per query: $fc1 / $fc2 us (target 0.5); round by round."
 	echo "Queries dnsdist passed to Unbound: $dd_warm_fwd while warming, $dd_fwd during all its"
 	echo "measured runs, $dd_fwd_restart from its restart to the end of the pass after it."
 	echo "Unbound's load_cache was done ${ub_x}x later than dnsnap's first hit."
@@ -700,8 +727,15 @@ cat >"$out/results.json" <<EOF
       "disk_bytes": 0, "warm_noerror": $dd_warm_ok, "warm_passes": $dd_warm_n},
     "pdns_recursor": {$(srv_json pr pdns)
       "first_hit_ms": null, "cache_usable_ms": null, "disk_bytes": 0,
-      "warm_noerror": $pr_warm_ok, "warm_passes": $pr_warm_n}
+      "warm_noerror": $pr_warm_ok, "warm_passes": $pr_warm_n},
+    "floor": {"qps_t1": $fl_q1, "qps_t2": $fl_q2, "qps_t1_rounds": [$(list floor.q1)],
+      "qps_t2_rounds": [$(list floor.q2)], "cpu_us_per_query": [$fl_c1, $fl_c2],
+      "cpu_us_per_query_rounds": [[$(list floor.cpu1)], [$(list floor.cpu2)]],
+      "lost": [$fl_l1, $fl_l2], "lat1_p50_us": $fl_p50a, "lat1_p99_us": $fl_p99a,
+      "lat16_p50_us": $fl_p50b, "lat16_p99_us": $fl_p99b}
   },
+  "serve_over_floor": $fq1, "serve_cpu_over_floor": $fc1,
+  "serve_over_floor_t2": $fq2, "serve_cpu_over_floor_t2": $fc2,
   "dnsnap_from_unbound_dump": {"load_ms": $ud_load_ms, "entries": ${ud_entries:-0},
                                "disk_bytes": $ud_bytes, "first_hit_ms": $(ms "$ud_first"),
                                "hits": $ud_kept},

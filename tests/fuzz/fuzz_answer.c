@@ -17,7 +17,13 @@
  *     offset >= 12 and strictly before itself, the rdata names of the
  *     compressed types (NS, CNAME, SOA, PTR, MX, ...) walked too, an OPT iff
  *     the query had one, as the last record, nothing after the last record;
- *   - have no more records than the entry (plus the OPT).
+ *   - have no more records than the entry (plus the OPT);
+ *   - be what dnsnap__answer_trusted() (the cache's path for its own entries)
+ *     writes too, byte for byte.
+ * And the response's bytes taken as an entry as they are, valid or not: the
+ * builder must read them safely, and write a well-formed message when it
+ * succeeds (answers from a snapshot are built from entries whose checksum
+ * passed, without the validator).
  *
  * Link: the format sources, engine/answer.c, tests/helpers/guard.c.
  */
@@ -27,6 +33,7 @@
 #include <string.h>
 
 #include "../../engine/dnsnap.h"
+#include "../../engine/tier.h"
 #include "guard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -145,6 +152,29 @@ static size_t walk_answer(const uint8_t *m, size_t len, const dnsnap_query_t *q)
 	return total;
 }
 
+/* The response's bytes taken as an entry as they are, valid or not: answers
+ * from a snapshot are built from entries whose checksum passed, not the
+ * validator (engine/snap_read.c), so the builder must read any bytes safely
+ * (an exact-size copy: ASan catches a read past it) and, when it succeeds,
+ * write a well-formed message. */
+static void raw_entry(const dnsnap_query_t *q, const uint8_t *bytes, size_t len)
+{
+	uint8_t *entry = heap_copy(bytes, len);
+	static uint8_t out[65536];
+	dnsnap_answer_opts_t o;
+	memset(&o, 0, sizeof o);
+	o.now = NOW;
+	o.max_size = 65535;
+	o.rotate = q->id & 7;
+	size_t out_len = 0;
+	if (dnsnap_answer_build(q, entry, len, &o, out, sizeof out, &out_len) == DNSNAP_OK) {
+		if (out_len > sizeof out)
+			die("raw entry: answer over the cap", 0, out_len);
+		walk_answer(out, out_len, q);
+	}
+	free(entry);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (data == NULL || size < 2)
@@ -167,6 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	const uint8_t *resp = data + 2 + qlen;
 	size_t rlen = size - 2 - qlen;
+	raw_entry(&q, resp, rlen);
 	if (dnsnap_msg_encode(resp, rlen, NOW, NULL, 0, &enc, NULL) != DNSNAP_OK) {
 		free(query);
 		return 0;
@@ -224,6 +255,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t n = walk_answer(out, out_len, &q);
 		if (n > records + (q.edns ? 1 : 0))
 			die("answer has more records than the entry", 0, n);
+		/* the cache's path for its own entries writes the same bytes */
+		uint8_t *tout = malloc(cap ? cap : 1);
+		size_t tlen = 0;
+		if (tout == NULL)
+			abort();
+		rc = dnsnap__answer_trusted(&q, entry, enc.entry_len, &o, tout, cap, &tlen);
+		if (rc != DNSNAP_OK || tlen != out_len || memcmp(tout, out, tlen) != 0)
+			die("the trusted answer differs from the checked one", rc, tlen);
+		free(tout);
 	}
 	free(out);
 	free(entry);

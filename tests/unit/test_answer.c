@@ -40,6 +40,7 @@
 #include <ldns/ldns.h>
 
 #include "dnsnap.h"
+#include "tier.h"
 #include "corpus.h"
 #include "guard.h"
 #include "wb.h"
@@ -655,6 +656,19 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+/* The answer from an entry the cache wrote itself (dnsnap__answer_trusted(),
+ * no checks) is the checked builder's, byte for byte. */
+static void check_trusted(const char *where, const dnsnap_query_t *q, const uint8_t *entry,
+			  size_t entry_len, const dnsnap_answer_opts_t *o, const uint8_t *want,
+			  size_t want_len)
+{
+	static uint8_t got[65536];
+	size_t glen = 0;
+	int rc = dnsnap__answer_trusted(q, entry, entry_len, o, got, sizeof got, &glen);
+	CHECK(where, rc == DNSNAP_OK && glen == want_len && memcmp(got, want, glen) == 0,
+	      "trusted answer differs (%s, %zu bytes against %zu)", errname(rc), glen, want_len);
+}
+
 static void check_message(size_t i)
 {
 	char where[96];
@@ -719,6 +733,7 @@ static void check_message(size_t i)
 		} else {
 			check_full(where, query, qlen, &q, orig, entry, enc->entry_len, out, alen,
 				   &e);
+			check_trusted(where, &q, entry, enc->entry_len, &o, out, alen);
 
 			/* truncation at 512 and at a small size */
 			size_t small = q.question_end + (q.edns ? 11 : 0);
@@ -737,6 +752,7 @@ static void check_message(size_t i)
 					continue;
 				}
 				check_cut(where, &q, out, alen, cutbuf, clen, limits[li], &e);
+				check_trusted(where, &q, entry, enc->entry_len, &oc, cutbuf, clen);
 			}
 
 			/* exact-size output buffers against a guard page */
