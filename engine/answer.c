@@ -98,7 +98,7 @@
  * - Header: ID, RD and CD copied; QR and RA set; OPCODE 0, AA 0; AD when
  *   the entry has AUTH and the client set DO or AD (RFC 6840 5.8); RCODE
  *   from the entry. An OPT is added iff the query had one: CLASS =
- *   o->our_udp_size (1232 when 0), TTL = 0 except DO echoed.
+ *   o->our_udp_size (DNSNAP_EDNS_SIZE, 1232, when 0), TTL = 0 except DO echoed.
  * - EDE options are read from the entry's extension area in one linear pass
  *   (the TLV layout of spec/FORMAT.md); dnsnap_entry_ede() restarts from the
  *   first TLV on every call, which is quadratic over many options.
@@ -109,19 +109,11 @@
 #include "tier.h"
 #include "../format/internal.h"
 
-#define HDR_LEN      12
+#define HDR_LEN      DNSNAP_WIRE_HDR_LEN
 #define OPT_FIXED    11      /* root owner, TYPE, CLASS, TTL, RDLENGTH */
 #define CTAB_MAX     128     /* compression targets per message */
 #define PTR_MAX      0x4000  /* pointers hold 14 bits */
 
-#define F_QR 0x8000u
-#define F_OPCODE 0x7800u
-#define F_TC 0x0200u
-#define F_RD 0x0100u
-#define F_RA 0x0080u
-#define F_AD 0x0020u
-#define F_CD 0x0010u
-#define EDNS_DO 0x8000u
 #define EDE_STALE 3          /* RFC 8914 INFO-CODE "Stale Answer" */
 #define EDE_STALE_LEN 6      /* its option: code, length, INFO-CODE */
 
@@ -171,22 +163,25 @@ static int query_opt(const uint8_t *msg, size_t len, size_t p, dnsnap_query_t *t
 	}
 	t->edns = 1;
 	t->udp_size = size < 512 ? 512 : size;
-	t->do_bit = (eflags & EDNS_DO) != 0;
+	t->do_bit = (eflags & DNSNAP_EDNS_DO) != 0;
 	return DNSNAP_OK;
 }
 
-/* The fault of the question name's label at @p p, which is one. */
-static int __attribute__((noinline)) qname_fault(const uint8_t *msg, size_t p,
+/* What is wrong with the question name, which dnsnap__name_labels() refused:
+ * the first label at fault, as dnsnap__name_check() finds it. */
+static int __attribute__((noinline)) qname_fault(const uint8_t *msg, size_t len,
 						 dnsnap_diag_t *diag)
 {
-	uint8_t l = msg[p];
-	if ((l & 0xc0) == 0xc0)
+	size_t off = 0;
+	int n = dnsnap__name_check(msg + HDR_LEN, len - HDR_LEN, &off);
+	size_t p = HDR_LEN + off;
+	if (n == DNSNAP_ELABEL && (msg[p] & 0xc0) == 0xc0)
 		return dnsnap__diag(diag, DNSNAP_EPOINTER, p,
 				    "compression pointer in the question at 0x%zx", p);
-	if (l & 0xc0)
-		return dnsnap__diag(diag, DNSNAP_ELABEL, p, "label type 0x%02x at 0x%zx", l & 0xc0,
-				    p);
-	if (p - HDR_LEN + 1 + l + 1 > DNSNAP_NAME_MAX)
+	if (n == DNSNAP_ELABEL)
+		return dnsnap__diag(diag, DNSNAP_ELABEL, p, "label type 0x%02x at 0x%zx",
+				    msg[p] & 0xc0, p);
+	if (n == DNSNAP_ENAME)
 		return dnsnap__diag(diag, DNSNAP_ENAME, p, "name over 255 bytes at 0x%zx", p);
 	return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
 }
@@ -202,13 +197,13 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	/* Everything is built here and copied out on success; the key, last,
 	 * straight into q once nothing can fail. */
 	dnsnap_query_t t;
-	uint8_t starts[128]; /* label offsets from 12: at most 127 labels in 255 bytes */
+	uint8_t starts[127]; /* label offsets from 12 */
 	size_t nl = 0;
 	t.msg = msg;
 	t.len = len;
 	t.id = ld16be(msg);
 	t.flags = ld16be(msg + 2);
-	if ((t.flags & F_QR) || (t.flags & F_OPCODE))
+	if ((t.flags & DNSNAP_WIRE_QR) || (t.flags & DNSNAP_WIRE_OPCODE))
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "not a QUERY (flags 0x%04x)",
 				    t.flags);
 	if (ld32be(msg + 4) != 0x00010000u || ld16be(msg + 8) != 0) {
@@ -225,23 +220,11 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 	if (arcount > 1)
 		return dnsnap__diag(diag, DNSNAP_EOPT, 10, "ARCOUNT %u: at most one OPT", arcount);
 
-	/* The question name: plain labels only. One test a label for every
-	 * fault (a label type, a cut, a name over 255 bytes); qname_fault()
-	 * says which. */
-	size_t p = HDR_LEN;
-	size_t lim = len < HDR_LEN + DNSNAP_NAME_MAX ? len + 1 : HDR_LEN + DNSNAP_NAME_MAX;
-	for (;;) {
-		if (p >= len)
-			return dnsnap__diag(diag, DNSNAP_ETRUNC, HDR_LEN, "question name cut");
-		uint8_t l = msg[p];
-		if (l == 0)
-			break;
-		if (l > 63 || p + 1 + l >= lim)
-			return qname_fault(msg, p, diag);
-		starts[nl++] = (uint8_t)(p - HDR_LEN);
-		p += 1 + (size_t)l;
-	}
-	p++;
+	/* The question name: plain labels only; qname_fault() says what else */
+	size_t p = dnsnap__name_labels(msg + HDR_LEN, len - HDR_LEN, starts, &nl);
+	if (p == 0)
+		return qname_fault(msg, len, diag);
+	p += HDR_LEN;
 	t.qname_off = HDR_LEN;
 	t.qname_len = p - HDR_LEN;
 	if (len - p < 2)
@@ -272,7 +255,7 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 				    dnsnap_strerror(DNSNAP_ETOOBIG));
 	/* nothing fails from here: q is written */
 	q->key_len = dnsnap__key_put(msg + HDR_LEN, t.qname_len, starts, nl, t.qtype, t.qclass,
-				     (t.flags & F_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, q->key);
+				     (t.flags & DNSNAP_WIRE_CD) ? DNSNAP_KF_CD : 0, tag, tag_len, q->key);
 	q->msg = t.msg;
 	q->len = t.len;
 	q->id = t.id;
@@ -289,50 +272,6 @@ int dnsnap_query_parse(const uint8_t *msg, size_t len, const uint8_t *tag, size_
 }
 
 /* ----------------------------------------------------------------- writer */
-
-/* Output cursor with a sticky "full" flag: writes past `end` do nothing. */
-typedef struct wr {
-	uint8_t *p;
-	size_t pos;
-	size_t end;
-	int full;
-} wr_t;
-
-static inline int wr_room(wr_t *w, size_t n)
-{
-	if (w->full || w->end - w->pos < n) {
-		w->full = 1;
-		return 0;
-	}
-	return 1;
-}
-static inline void wr_u8(wr_t *w, uint8_t v)
-{
-	if (wr_room(w, 1))
-		w->p[w->pos++] = v;
-}
-static inline void wr_u16(wr_t *w, uint16_t v)
-{
-	if (wr_room(w, 2)) {
-		st16be(w->p + w->pos, v);
-		w->pos += 2;
-	}
-}
-static inline void wr_u32(wr_t *w, uint32_t v)
-{
-	if (wr_room(w, 4)) {
-		st16be(w->p + w->pos, (uint16_t)(v >> 16));
-		st16be(w->p + w->pos + 2, (uint16_t)v);
-		w->pos += 4;
-	}
-}
-static inline void wr_raw(wr_t *w, const uint8_t *s, size_t n)
-{
-	if (n > 0 && wr_room(w, n)) {
-		memcpy(w->p + w->pos, s, n);
-		w->pos += n;
-	}
-}
 
 /* ------------------------------------------------------------ compression */
 
@@ -413,7 +352,7 @@ static void put_name(wr_t *w, ctab_t *ct, const uint8_t *name, size_t len)
 	memcpy(w->p + w->pos, name, i);
 	w->pos += i;
 	if (found)
-		wr_u16(w, (uint16_t)(0xc000 | ptr));
+		wr_u16be(w, (uint16_t)(0xc000 | ptr));
 	else
 		wr_u8(w, 0);
 }
@@ -445,7 +384,7 @@ static const char *compress_schema(uint16_t type)
 static int put_rdata(ctx_t *c, const char *s, const uint8_t *rdata, size_t rdlen)
 {
 	if (s == NULL) {
-		wr_raw(&c->w, rdata, rdlen);
+		wr_bytes(&c->w, rdata, rdlen);
 		return DNSNAP_OK;
 	}
 	size_t i = 0;
@@ -454,7 +393,7 @@ static int put_rdata(ctx_t *c, const char *s, const uint8_t *rdata, size_t rdlen
 		if (fixed > 0) {
 			if (rdlen - i < fixed)
 				return DNSNAP_ERDATA;
-			wr_raw(&c->w, rdata + i, fixed);
+			wr_bytes(&c->w, rdata + i, fixed);
 			i += fixed;
 			continue;
 		}
@@ -498,19 +437,19 @@ static int put_rr(ctx_t *c, const dnsnap_rr_t *rr, const uint8_t *rdata, size_t 
 		if (c->q->qname_len == 1)
 			wr_u8(w, 0);
 		else
-			wr_u16(w, (uint16_t)(0xc000 | c->q->qname_off));
+			wr_u16be(w, (uint16_t)(0xc000 | c->q->qname_off));
 	} else {
 		put_name(w, &c->ct, rr->owner, rr->owner_len);
 	}
-	wr_u16(w, rr->type);
-	wr_u16(w, rr->rclass);
-	wr_u32(w, ttl);
+	wr_u16be(w, rr->type);
+	wr_u16be(w, rr->rclass);
+	wr_u32be(w, ttl);
 	size_t rdlen_at = w->pos;
-	wr_u16(w, 0);
+	wr_u16be(w, 0);
 	int err = put_rdata(c, schema, rdata, rdlen);
 	if (err != DNSNAP_OK)
 		return err;
-	if (!w->full) /* < 65535: the limit bounds it */
+	if (w->err == DNSNAP_OK) /* < 65535: the limit bounds it */
 		st16be(w->p + rdlen_at, (uint16_t)(w->pos - rdlen_at - 2));
 	return DNSNAP_OK;
 }
@@ -595,7 +534,7 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 
 	if (rot == 0 && (err = put_rr(c, first, first->rdata, first->rdlen)) != DNSNAP_OK)
 		return err;
-	for (unsigned j = 1; j < n && !c->w.full; j++) {
+	for (unsigned j = 1; j < n && c->w.err == DNSNAP_OK; j++) {
 		size_t len = ld16le(entry + off);
 		if (j >= rot && (err = put_rr(c, first, entry + off + 3, len - 1)) != DNSNAP_OK)
 			return err;
@@ -605,7 +544,7 @@ static int put_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_rr_t *first, u
 		if ((err = put_rr(c, first, first->rdata, first->rdlen)) != DNSNAP_OK)
 			return err;
 		off = off1;
-		for (unsigned j = 1; j < rot && !c->w.full; j++) {
+		for (unsigned j = 1; j < rot && c->w.err == DNSNAP_OK; j++) {
 			size_t len = ld16le(entry + off);
 			if ((err = put_rr(c, first, entry + off + 3, len - 1)) != DNSNAP_OK)
 				return err;
@@ -635,10 +574,10 @@ static int emit_rrset(ctx_t *c, const uint8_t *entry, const dnsnap_answer_opts_t
 	int err = put_rrset(c, entry, first, n, rot);
 	if (err != DNSNAP_OK)
 		return err;
-	if (c->w.full) {
+	if (c->w.err != DNSNAP_OK) {
 		c->w.pos = mark;
 		c->ct.n = ct_mark; /* maybe the question's labels too: nothing follows */
-		c->w.full = 0;
+		c->w.err = DNSNAP_OK;
 		*tc = first->section != DNSNAP_SEC_ADDITIONAL;
 		return 1;
 	}
@@ -779,9 +718,9 @@ static long ede_options(const dnsnap_hdr_t *h, size_t budget, wr_t *out, int *st
 		if (stale != NULL && ld16be(d) == EDE_STALE)
 			*stale = 1;
 		if (out != NULL) {
-			wr_u16(out, EDNS_EDE);
-			wr_u16(out, (uint16_t)dlen);
-			wr_raw(out, d, dlen);
+			wr_u16be(out, EDNS_EDE);
+			wr_u16be(out, (uint16_t)dlen);
+			wr_bytes(out, d, dlen);
 		}
 		total += 4 + dlen;
 	}
@@ -834,8 +773,8 @@ answer_impl(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
 	ctx_t c;
 	c.w.p = out;
 	c.w.pos = 0;
-	c.w.end = limit - opt_len; /* the OPT's room is kept back */
-	c.w.full = 0;
+	c.w.cap = limit - opt_len; /* the OPT's room is kept back */
+	c.w.err = DNSNAP_OK;
 	c.ct.n = 0;
 	c.q = q;
 	int32_t age = (int32_t)(o->now - h.inception);
@@ -860,7 +799,7 @@ answer_impl(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
 	err = plain_records(&c, entry, &h, o, count, &tc, trusted);
 	if (err == NOT_PLAIN) {
 		c.w.pos = HDR_LEN + qlen; /* what the trusted walk wrote goes */
-		c.w.full = 0;
+		c.w.err = DNSNAP_OK;
 		count[0] = count[1] = count[2] = 0;
 		tc = 0;
 		err = any_records(&c, entry, entry_len, &h, o, count, &tc);
@@ -869,28 +808,29 @@ answer_impl(const dnsnap_query_t *q, const uint8_t *entry, size_t entry_len,
 		return err;
 
 	if (q->edns) {
-		c.w.end = limit; /* the room kept back */
+		c.w.cap = limit; /* the room kept back */
 		wr_u8(&c.w, 0);
-		wr_u16(&c.w, TYPE_OPT);
-		wr_u16(&c.w, o->our_udp_size ? o->our_udp_size : 1232);
-		wr_u32(&c.w, q->do_bit ? EDNS_DO : 0);
-		wr_u16(&c.w, (uint16_t)(opt_len - OPT_FIXED));
+		wr_u16be(&c.w, TYPE_OPT);
+		wr_u16be(&c.w, o->our_udp_size ? o->our_udp_size : DNSNAP_EDNS_SIZE);
+		wr_u32be(&c.w, q->do_bit ? DNSNAP_EDNS_DO : 0);
+		wr_u16be(&c.w, (uint16_t)(opt_len - OPT_FIXED));
 		ede_options(&h, ede_len, &c.w, NULL);
 		if (stale_ede != 0) {
-			wr_u16(&c.w, EDNS_EDE);
-			wr_u16(&c.w, 2);
-			wr_u16(&c.w, EDE_STALE);
+			wr_u16be(&c.w, EDNS_EDE);
+			wr_u16be(&c.w, 2);
+			wr_u16be(&c.w, EDE_STALE);
 		}
-		if (c.w.full)
+		if (c.w.err != DNSNAP_OK)
 			return DNSNAP_ENOSPC; /* cannot happen: the room was reserved */
 		count[DNSNAP_SEC_ADDITIONAL]++;
 	}
 
-	uint16_t flags = F_QR | F_RA | (q->flags & (F_RD | F_CD)) | dnsnap_hdr_rcode(&h);
+	uint16_t flags = DNSNAP_WIRE_QR | DNSNAP_WIRE_RA |
+			 (q->flags & (DNSNAP_WIRE_RD | DNSNAP_WIRE_CD)) | dnsnap_hdr_rcode(&h);
 	if (tc)
-		flags |= F_TC;
-	if ((h.flags & DNSNAP_EF_AUTH) && (q->do_bit || (q->flags & F_AD)))
-		flags |= F_AD;
+		flags |= DNSNAP_WIRE_TC;
+	if ((h.flags & DNSNAP_EF_AUTH) && (q->do_bit || (q->flags & DNSNAP_WIRE_AD)))
+		flags |= DNSNAP_WIRE_AD;
 	st16be(out, q->id);
 	st16be(out + 2, flags);
 	st16be(out + 4, 1);

@@ -489,7 +489,7 @@ void dnsnap_cache_opts_default(dnsnap_cache_opts_t *o)
 	o->max_neg_ttl = 10800;
 	o->stale_window = 86400;
 	o->rotate = 1;
-	o->our_udp_size = 1232;
+	o->our_udp_size = DNSNAP_EDNS_SIZE;
 }
 
 void dnsnap_cache_opts_get(const dnsnap_cache_t *c, dnsnap_cache_opts_t *o)
@@ -529,7 +529,7 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 	if (c->o.stale_window > DNSNAP__STALE_WINDOW_MAX)
 		c->o.stale_window = DNSNAP__STALE_WINDOW_MAX; /* RFC 8767 section 5 */
 	if (c->o.our_udp_size < 512)
-		c->o.our_udp_size = 1232;
+		c->o.our_udp_size = DNSNAP_EDNS_SIZE;
 	/* The cache's own struct counts too; each shard needs room for a table
 	 * and some entries: 64 KiB in all is the smallest budget taken. */
 	size_t self = dnsnap_alloc_size(c);

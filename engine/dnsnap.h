@@ -61,7 +61,7 @@ typedef struct dnsnap_answer_opts {
 	uint32_t now;            /* Unix seconds */
 	uint16_t max_size;       /* the transport's limit: 0 = UDP rules (the client's
 				  * EDNS size, 512 without EDNS), 65535 for TCP */
-	uint16_t our_udp_size;   /* advertised in our OPT; default 1232 */
+	uint16_t our_udp_size;   /* advertised in our OPT; default DNSNAP_EDNS_SIZE (1232) */
 	unsigned rotate;         /* round robin: A and AAAA RRsets start at member
 				  * rotate % n (0 = as stored) */
 	int stale;               /* serve stale (RFC 8767): TTLs are 30 s, EDE 3 */
@@ -129,7 +129,7 @@ typedef struct dnsnap_cache_opts {
 	uint32_t stale_window;   /* how long past expiry an entry may be served stale
 				  * (default 86400, capped at 604800 as RFC 8767 advises) */
 	int rotate;              /* round-robin A/AAAA rotation (default on) */
-	uint16_t our_udp_size;   /* default 1232 */
+	uint16_t our_udp_size;   /* default DNSNAP_EDNS_SIZE (1232) */
 } dnsnap_cache_opts_t;
 
 /** Fill @p o with the defaults documented above. */
@@ -423,10 +423,10 @@ typedef struct dnsnap_snap_write_stats {
  * The cache keeps answering and inserting meanwhile: each shard's index (8
  * bytes a slot) is copied without its lock, which is taken and let go once
  * before (stats->longest_pause_ms: the longest it was held); the entries are
- * read, sorted and written without locks. Memory: a reference of 24 bytes per live entry, and the entries
- * removed, evicted or replaced during the write, which are kept (off the
- * cache's accounted bytes: the cache may hold more than max_bytes) until the
- * last of them is written; dnsnap_cache_remove() and an insert that must
+ * read, sorted and written without locks. Memory: a reference of 24 bytes
+ * per live entry, and the entries removed, evicted or replaced during the
+ * write, which are kept (off the cache's accounted bytes: the cache may hold
+ * more than max_bytes) until the last of them is written; dnsnap_cache_remove() and an insert that must
  * evict then fail with DNSNAP_ENOMEM rather than free one when there is no
  * memory to keep it. Two threads read and sort the shards, a third merges and
  * writes; they hold no lock of the cache and run at a nice value 10 above the
@@ -444,8 +444,8 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
  * @p c does not replace: where both hold a live entry for a key, the one with
  * the later Inception wins (a tie: @p c's), unless the keep rule of
  * dnsnap_cache_insert() keeps the older (it has DNSSEC records the newer
- * lacks, for the same data); an expired base entry never wins. @p base may be the snapshot at @p path
- * itself (the old file stays mapped until closed). A base entry that fails
+ * lacks, for the same data); an expired base entry never wins. @p base may
+ * be the snapshot at @p path itself (the old file stays mapped until closed). A base entry that fails
  * validation is left out and counted (stats->base_bad): merging never fails
  * on a damaged base, and never copies damage. Memory: the cache's references, not
  * the base's size. @p base may be NULL.

@@ -40,7 +40,8 @@
 
 /* ----------------------------------------------------------------- write */
 
-typedef struct wr {
+/* The stream being written: zstd in front of the descriptor, the digest of what goes in */
+typedef struct zout {
 	int fd;
 	ZSTD_CCtx *cc;
 	uint8_t *in, *out;
@@ -54,9 +55,9 @@ typedef struct wr {
 	const dnsnap_top_item_t *keep;
 	size_t keep_n, keep_i;
 	const dnsnap_progress_t *pr;
-} wr_t;
+} zout_t;
 
-static int write_all(wr_t *w, const uint8_t *p, size_t n)
+static int write_all(zout_t *w, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t k = write(w->fd, p, n);
@@ -73,7 +74,7 @@ static int write_all(wr_t *w, const uint8_t *p, size_t n)
 }
 
 /* Compress what is buffered; with ZSTD_e_end, finish the frame. */
-static int wr_flush(wr_t *w, ZSTD_EndDirective mode)
+static int zout_flush(zout_t *w, ZSTD_EndDirective mode)
 {
 	ZSTD_inBuffer ib = { w->in, w->in_len, 0 };
 	for (;;) {
@@ -91,7 +92,7 @@ static int wr_flush(wr_t *w, ZSTD_EndDirective mode)
 	return DNSNAP_OK;
 }
 
-static int wr_put(wr_t *w, const uint8_t *p, size_t n)
+static int zout_put(zout_t *w, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
 		size_t k = w->in_cap - w->in_len < n ? w->in_cap - w->in_len : n;
@@ -99,7 +100,7 @@ static int wr_put(wr_t *w, const uint8_t *p, size_t n)
 		w->in_len += k;
 		p += k;
 		n -= k;
-		if (w->in_len == w->in_cap && wr_flush(w, ZSTD_e_continue) != DNSNAP_OK)
+		if (w->in_len == w->in_cap && zout_flush(w, ZSTD_e_continue) != DNSNAP_OK)
 			return w->err;
 	}
 	return DNSNAP_OK;
@@ -115,7 +116,7 @@ static int kept_cmp_key(const void *a, const void *b)
 static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
 		     size_t entry_len)
 {
-	wr_t *w = arg;
+	zout_t *w = arg;
 	if (w->keep != NULL) {
 		/* both in key order: advance through the kept keys */
 		if (w->keep_i >= w->keep_n)
@@ -129,8 +130,8 @@ static int write_rec(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	uint8_t fr[DNSNAP_FRAME_LEN];
 	record_frame(fr, key_len, entry_len);
 	record_digest(w->xs, key, key_len, entry, entry_len);
-	if (wr_put(w, fr, 6) != DNSNAP_OK || wr_put(w, key, key_len) != DNSNAP_OK ||
-	    wr_put(w, entry, entry_len) != DNSNAP_OK)
+	if (zout_put(w, fr, 6) != DNSNAP_OK || zout_put(w, key, key_len) != DNSNAP_OK ||
+	    zout_put(w, entry, entry_len) != DNSNAP_OK)
 		return w->err;
 	if (++w->n % DNSNAP_PROGRESS_EVERY == 0 && w->pr != NULL && w->pr->fn != NULL)
 		w->pr->fn(w->pr->arg, w->n, w->expect);
@@ -209,7 +210,7 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "invalid argument");
 	dnsnap_snap_info_t info;
 	dnsnap_snap_info(s, &info);
-	wr_t w = { .fd = fd, .d = d, .pr = pr };
+	zout_t w = { .fd = fd, .d = d, .pr = pr };
 	dnsnap_top_t top = { 0 };
 	int err = DNSNAP_OK;
 	if (top_n != 0 && top_n < info.entry_count) {
@@ -248,7 +249,7 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 	}
 	uint8_t h[HDR_FIXED + 11 + 3 + 127 + 11];
 	size_t hl = stream_header(h, &info, w.expect);
-	if ((err = wr_put(&w, h, hl)) != DNSNAP_OK)
+	if ((err = zout_put(&w, h, hl)) != DNSNAP_OK)
 		goto out;
 	err = export_scan(s, write_rec, &w, d);
 	if (err == 1 && w.keep != NULL)
@@ -273,9 +274,9 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
 				   "entries", dnsnap_snap_path(s));
 		goto out;
 	}
-	if ((err = wr_put(&w, end, sizeof end)) != DNSNAP_OK)
+	if ((err = zout_put(&w, end, sizeof end)) != DNSNAP_OK)
 		goto out;
-	err = wr_flush(&w, ZSTD_e_end);
+	err = zout_flush(&w, ZSTD_e_end);
 	if (err == DNSNAP_OK && pr != NULL && pr->fn != NULL)
 		pr->fn(pr->arg, w.n, w.expect);
 out:

@@ -289,7 +289,7 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 		return DNSNAP_EINVAL;
 	/* as a cache with the default options would: see dnsnap_cache_lookup() */
 	dnsnap_answer_opts_t ao = {
-		.now = now, .max_size = max_size, .our_udp_size = 1232,
+		.now = now, .max_size = max_size, .our_udp_size = DNSNAP_EDNS_SIZE,
 		.max_ttl = DNSNAP__MAX_TTL_DEFAULT,
 	};
 	uint8_t key0[DNSNAP_KEY_MAX];

@@ -9,36 +9,6 @@
  */
 #include "internal.h"
 
-/* Bounded writer over the record buffer: writing past cap is ETOOBIG. */
-typedef struct wr {
-	uint8_t *p;
-	size_t pos;
-	size_t cap;
-	int err;
-} wr_t;
-
-static inline uint8_t *wr_take(wr_t *w, size_t n)
-{
-	if (w->err != DNSNAP_OK || w->cap - w->pos < n) {
-		w->err = DNSNAP_ETOOBIG;
-		return NULL;
-	}
-	w->pos += n;
-	return w->p + w->pos - n;
-}
-static inline void wr_u8(wr_t *w, uint8_t v)
-{
-	uint8_t *d = wr_take(w, 1);
-	if (d)
-		*d = v;
-}
-static inline void wr_bytes(wr_t *w, const uint8_t *s, size_t n)
-{
-	uint8_t *d = wr_take(w, n);
-	if (d && n)
-		memcpy(d, s, n);
-}
-
 /* What later records may refer to: a representative spelling of an owner
  * and, for NS/CNAME/PTR/DNAME, of the target (compared ignoring case). */
 typedef struct recinfo {
@@ -342,30 +312,6 @@ static size_t write_ede(const enc_t *e, uint8_t *dst)
 	return n;
 }
 
-/* The question name at @p at when it is plain labels, whole in the message
- * and at most 255 bytes (the usual one): its labels' offsets in starts[], its
- * length in starts[127]; @return how many labels, or SIZE_MAX for anything
- * else (a pointer, a bad label, a cut: dnsnap_name_unpack() reads it and
- * says what is wrong). */
-static size_t question_labels(const uint8_t *msg, size_t len, size_t at, uint8_t starts[128])
-{
-	size_t lim = len - at < DNSNAP_NAME_MAX ? len + 1 : at + DNSNAP_NAME_MAX;
-	size_t nl = 0;
-	for (size_t p = at;;) {
-		if (p >= len || nl == 127)
-			return SIZE_MAX;
-		uint8_t l = msg[p];
-		if (l == 0) {
-			starts[127] = (uint8_t)(p + 1 - at);
-			return nl;
-		}
-		if (l > 63 || p + 1 + l >= lim)
-			return SIZE_MAX;
-		starts[nl++] = (uint8_t)(p - at);
-		p += 1 + (size_t)l;
-	}
-}
-
 int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_t *tag,
 		      size_t tag_len, dnsnap_encoded_t *out, dnsnap_diag_t *diag)
 {
@@ -396,22 +342,22 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 	uint16_t qd = rd_u16be(&r), an = rd_u16be(&r), ns = rd_u16be(&r), ar = rd_u16be(&r);
 	if (r.err != DNSNAP_OK)
 		return dnsnap__diag(diag, r.err, r.err_off, "header cut at 0x%zx", r.err_off);
-	if (!(hflags & 0x8000))
+	if (!(hflags & DNSNAP_WIRE_QR))
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "QR=0: a query, not a response");
-	if ((hflags >> 11 & 0xf) != 0)
+	if (hflags & DNSNAP_WIRE_OPCODE)
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "opcode %u is not QUERY",
-				    hflags >> 11 & 0xf);
-	if (hflags & 0x0200)
+				    (hflags & DNSNAP_WIRE_OPCODE) >> 11);
+	if (hflags & DNSNAP_WIRE_TC)
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "TC=1: truncated response");
 	if (qd != 1)
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4, "QDCOUNT %u, not 1", qd);
 
 	size_t qoff = r.pos;
-	uint8_t starts[128]; /* at most 127 labels in 255 bytes */
-	size_t nl = question_labels(msg, len, qoff, starts);
+	uint8_t starts[127];
+	size_t nl = 0;
 	int err = DNSNAP_OK;
-	if (nl != SIZE_MAX) { /* plain labels: one copy */
-		e.qname_len = starts[127];
+	if ((e.qname_len = dnsnap__name_labels(msg + qoff, len - qoff, starts, &nl)) != 0) {
+		/* plain labels, the usual question: one copy */
 		memcpy(e.qname, msg + qoff, e.qname_len);
 		r.pos += e.qname_len;
 	} else if ((err = dnsnap_name_unpack(msg, len, &r.pos, e.qname, &e.qname_len, diag)) !=

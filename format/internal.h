@@ -92,6 +92,64 @@ static inline void rd_fail(rd_t *r, int err, size_t off)
 	}
 }
 
+/*
+ * Write cursor with a sticky error, rd_t's twin (the encoder's record buffer,
+ * the answer builder's message): a write with no room left writes nothing
+ * and sets err (DNSNAP_ETOOBIG), and every later write does nothing, so a
+ * caller checks once after a run of writes; clearing err after moving cap
+ * writes again.
+ */
+typedef struct wr {
+	uint8_t *p;
+	size_t pos;
+	size_t cap;
+	int err;
+} wr_t;
+
+/* @return 1 when n bytes fit (nothing written yet), else 0 with err set */
+static inline int wr_room(wr_t *w, size_t n)
+{
+	if (w->err != DNSNAP_OK || w->cap - w->pos < n) {
+		w->err = DNSNAP_ETOOBIG;
+		return 0;
+	}
+	return 1;
+}
+/* n bytes taken for the caller to fill, or NULL */
+static inline uint8_t *wr_take(wr_t *w, size_t n)
+{
+	if (!wr_room(w, n))
+		return NULL;
+	w->pos += n;
+	return w->p + w->pos - n;
+}
+static inline void wr_u8(wr_t *w, uint8_t v)
+{
+	if (wr_room(w, 1))
+		w->p[w->pos++] = v;
+}
+static inline void wr_u16be(wr_t *w, uint16_t v)
+{
+	if (wr_room(w, 2)) {
+		st16be(w->p + w->pos, v);
+		w->pos += 2;
+	}
+}
+static inline void wr_u32be(wr_t *w, uint32_t v)
+{
+	if (wr_room(w, 4)) {
+		st32be(w->p + w->pos, v);
+		w->pos += 4;
+	}
+}
+static inline void wr_bytes(wr_t *w, const uint8_t *s, size_t n)
+{
+	if (n > 0 && wr_room(w, n)) {
+		memcpy(w->p + w->pos, s, n);
+		w->pos += n;
+	}
+}
+
 /* Fill an optional diag and return err: every error leaves through here. */
 int dnsnap__diag(dnsnap_diag_t *d, int err, size_t off, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -227,16 +285,46 @@ int dnsnap__iter_same(dnsnap_iter_t *it);
 /* Length of the uncompressed name at p (< max); ELABEL/ENAME/ETRUNC with *off. */
 int dnsnap__name_check(const uint8_t *p, size_t max, size_t *off);
 
-#define TYPE_A     1
-#define TYPE_NS    2
-#define TYPE_CNAME 5
-#define TYPE_SOA   6
-#define TYPE_AAAA  28
-#define TYPE_TXT   16
-#define TYPE_OPT   41
-#define TYPE_TSIG  250
-#define CLASS_IN   1
-#define RCODE_NXDOMAIN 3
+/*
+ * The question's walk (a query's and a response's): the plain name at @p p,
+ * whole within @p max bytes and at most 255 bytes long, with each label's
+ * offset from p in @p starts (at most 127 labels fit in 255 bytes) and their
+ * count in *nl. One test a label on the hot path. @return the name's length,
+ * root label included, or 0 for anything else (a pointer, a bad label, a cut,
+ * over 255 bytes): the caller finds which with dnsnap__name_check(), or reads
+ * a compressed name with dnsnap_name_unpack().
+ */
+static inline size_t dnsnap__name_labels(const uint8_t *p, size_t max, uint8_t starts[127],
+					 size_t *nl)
+{
+	size_t lim = max < DNSNAP_NAME_MAX ? max + 1 : DNSNAP_NAME_MAX;
+	size_t n = 0;
+	for (size_t i = 0;;) {
+		if (i >= max)
+			return 0;
+		uint8_t l = p[i];
+		if (l == 0) {
+			*nl = n;
+			return i + 1;
+		}
+		if (l > 63 || i + 1 + l >= lim)
+			return 0;
+		starts[n++] = (uint8_t)i;
+		i += 1 + (size_t)l;
+	}
+}
+
+/* Short names of dnsnap_format.h's, for the format's own sources */
+#define TYPE_A     DNSNAP_TYPE_A
+#define TYPE_NS    DNSNAP_TYPE_NS
+#define TYPE_CNAME DNSNAP_TYPE_CNAME
+#define TYPE_SOA   DNSNAP_TYPE_SOA
+#define TYPE_AAAA  DNSNAP_TYPE_AAAA
+#define TYPE_TXT   DNSNAP_TYPE_TXT
+#define TYPE_OPT   DNSNAP_TYPE_OPT
+#define TYPE_TSIG  DNSNAP_TYPE_TSIG
+#define CLASS_IN   DNSNAP_CLASS_IN
+#define RCODE_NXDOMAIN DNSNAP_RCODE_NXDOMAIN
 #define EDNS_EDE   15
 
 /* Types whose rdata is exactly one name: their records can be TARGETs (the
