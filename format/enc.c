@@ -156,6 +156,76 @@ static void write_owner(enc_t *e, uint8_t *flags, const uint8_t *own, size_t own
 	wr_bytes(&e->w, own, own_len);
 }
 
+/*
+ * A record's head in the buffer: Rec_Len (patched by the caller), Rec_Flags,
+ * and unless it is SAME as the record before, Type, [Class,] TTL and its
+ * owner; what later records may refer to in @p ri. On overflow the writer's
+ * sticky error is the caller's to report.
+ */
+static inline __attribute__((always_inline)) void
+record_head(enc_t *e, unsigned section, const uint8_t *own, size_t own_len,
+			uint16_t type, uint16_t rclass, uint32_t ttl, uint8_t *flags,
+			recinfo_t *ri)
+{
+	if (e->n > 0 && e->prev_section == section && e->prev_type == type &&
+	    e->prev_class == rclass && e->prev_ttl == ttl &&
+	    ((own == e->qname && e->prev->is_qname) ||
+	     dnsnap_name_eq(own, own_len, e->prev->owner, e->prev->owner_len))) {
+		*flags = DNSNAP_RF_SAME;
+		*ri = *e->prev;
+		ri->target = NULL;
+		wr_take(&e->w, 3);
+		return;
+	}
+	uint8_t *d = wr_take(&e->w, rclass != CLASS_IN ? 11 : 9);
+	if (d != NULL) {
+		st16le(d + 3, type);
+		if (rclass != CLASS_IN) {
+			*flags |= DNSNAP_RF_CLASS;
+			st16le(d + 5, rclass);
+			st32le(d + 7, ttl);
+		} else {
+			st32le(d + 5, ttl);
+		}
+	}
+	write_owner(e, flags, own, own_len, ri);
+}
+
+/* A record written: what the next may refer to, and the TTL minima and
+ * counts of its section that the entry's expiry is computed from (the SOA's
+ * MINIMUM is the last 4 bytes of its rdata, which end at @p rdata_end). */
+static inline __attribute__((always_inline)) void
+record_note(enc_t *e, unsigned section, uint16_t type, uint16_t rclass,
+			uint32_t ttl, const recinfo_t *ri, const uint8_t *rdata_end)
+{
+	recinfo_t *slot = e->n < DNSNAP_OWNER_REFS ? &e->info[e->n] : &e->last;
+	*slot = *ri;
+	e->prev = slot;
+	e->prev_type = type;
+	e->prev_class = rclass;
+	e->prev_ttl = ttl;
+	e->prev_section = section;
+	e->n++;
+
+	e->min_all = umin(e->min_all, ttl);
+	if (dnsnap_type_is_dnssec(type))
+		e->dnssec = 1;
+	if (section == DNSNAP_SEC_ANSWER) {
+		e->n_answer++;
+		e->min_answer = umin(e->min_answer, ttl);
+	} else if (section == DNSNAP_SEC_AUTHORITY && type == TYPE_SOA) {
+		/* RFC 2308 section 5: min(SOA TTL, SOA MINIMUM) */
+		uint32_t minimum = ld32be(rdata_end - 4);
+		if (minimum > DNSNAP_TTL_MAX)
+			minimum = 0;
+		e->soa_neg = umin(e->soa_neg, umin(ttl, minimum));
+		e->n_soa++;
+	} else if (section == DNSNAP_SEC_AUTHORITY && type == TYPE_NS) {
+		e->min_ns = umin(e->min_ns, ttl);
+		e->n_ns++;
+	}
+}
+
 static int parse_record(enc_t *e, rd_t *r, unsigned section)
 {
 	size_t start = r->pos;
@@ -214,28 +284,7 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 	size_t flags_at = rec + 2;
 	uint8_t flags = 0;
 	recinfo_t ri = { 0 };
-	if (e->n > 0 && e->prev_section == section && e->prev_type == type &&
-	    e->prev_class == rclass && e->prev_ttl == ttl &&
-	    ((own == e->qname && e->prev->is_qname) ||
-	     dnsnap_name_eq(own, own_len, e->prev->owner, e->prev->owner_len))) {
-		flags = DNSNAP_RF_SAME;
-		ri = *e->prev;
-		ri.target = NULL;
-		wr_take(&e->w, 3);
-	} else {
-		uint8_t *d = wr_take(&e->w, rclass != CLASS_IN ? 11 : 9);
-		if (d != NULL) {
-			st16le(d + 3, type);
-			if (rclass != CLASS_IN) {
-				flags |= DNSNAP_RF_CLASS;
-				st16le(d + 5, rclass);
-				st32le(d + 7, ttl);
-			} else {
-				st32le(d + 5, ttl);
-			}
-		}
-		write_owner(e, &flags, own, own_len, &ri);
-	}
+	record_head(e, section, own, own_len, type, rclass, ttl, &flags, &ri);
 	size_t rdata_at = e->w.pos;
 	/* A, AAAA and TXT, most records, hold no names: no schema to look up */
 	const char *schema = type == TYPE_A || type == TYPE_AAAA || type == TYPE_TXT
@@ -264,32 +313,7 @@ static int parse_record(enc_t *e, rd_t *r, unsigned section)
 		ri.target = e->w.p + rdata_at;
 		ri.target_len = (uint8_t)(e->w.pos - rdata_at);
 	}
-	recinfo_t *slot = e->n < DNSNAP_OWNER_REFS ? &e->info[e->n] : &e->last;
-	*slot = ri;
-	e->prev = slot;
-	e->prev_type = type;
-	e->prev_class = rclass;
-	e->prev_ttl = ttl;
-	e->prev_section = section;
-	e->n++;
-
-	e->min_all = umin(e->min_all, ttl);
-	if (dnsnap_type_is_dnssec(type))
-		e->dnssec = 1;
-	if (section == DNSNAP_SEC_ANSWER) {
-		e->n_answer++;
-		e->min_answer = umin(e->min_answer, ttl);
-	} else if (section == DNSNAP_SEC_AUTHORITY && type == TYPE_SOA) {
-		/* RFC 2308 section 5: min(SOA TTL, SOA MINIMUM) */
-		uint32_t minimum = ld32be(e->w.p + e->w.pos - 4);
-		if (minimum > DNSNAP_TTL_MAX)
-			minimum = 0;
-		e->soa_neg = umin(e->soa_neg, umin(ttl, minimum));
-		e->n_soa++;
-	} else if (section == DNSNAP_SEC_AUTHORITY && type == TYPE_NS) {
-		e->min_ns = umin(e->min_ns, ttl);
-		e->n_ns++;
-	}
+	record_note(e, section, type, rclass, ttl, &ri, e->w.p + e->w.pos);
 	return DNSNAP_OK;
 }
 
@@ -310,6 +334,99 @@ static size_t write_ede(const enc_t *e, uint8_t *dst)
 		p += 4 + (size_t)olen;
 	}
 	return n;
+}
+
+/* The header: a response to a QUERY, whole, one question; its flags and the
+ * three sections' counts. */
+static inline __attribute__((always_inline)) int
+enc_header(rd_t *r, dnsnap_diag_t *diag, uint16_t *flags, uint16_t counts[3])
+{
+	if (r->len < DNSNAP_WIRE_HDR_LEN) /* the header is one field */
+		return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "%zu bytes, shorter than a header",
+				    r->len);
+	rd_u16be(r); /* ID */
+	uint16_t hflags = *flags = rd_u16be(r);
+	uint16_t qd = rd_u16be(r);
+	counts[0] = rd_u16be(r);
+	counts[1] = rd_u16be(r);
+	counts[2] = rd_u16be(r);
+	if (r->err != DNSNAP_OK)
+		return dnsnap__diag(diag, r->err, r->err_off, "header cut at 0x%zx", r->err_off);
+	if (!(hflags & DNSNAP_WIRE_QR))
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "QR=0: a query, not a response");
+	if (hflags & DNSNAP_WIRE_OPCODE)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "opcode %u is not QUERY",
+				    (hflags & DNSNAP_WIRE_OPCODE) >> 11);
+	if (hflags & DNSNAP_WIRE_TC)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "TC=1: truncated response");
+	if (qd != 1)
+		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4, "QDCOUNT %u, not 1", qd);
+	return DNSNAP_OK;
+}
+
+/* The question into e->qname, and the cache key from it into @p out
+ * (dnsnap_key_encode()'s, without its checks of a name that was just
+ * checked; the tag was checked on entry); where it starts in *qoff_out. */
+static inline __attribute__((always_inline)) int
+enc_question(enc_t *e, rd_t *r, uint16_t hflags, const uint8_t *tag, size_t tag_len,
+			dnsnap_encoded_t *out, size_t *qoff_out)
+{
+	dnsnap_diag_t *diag = e->diag;
+	size_t qoff = *qoff_out = r->pos;
+	uint8_t starts[127];
+	size_t nl = 0;
+	int err;
+	if ((e->qname_len = dnsnap__name_labels(e->msg + qoff, e->len - qoff, starts, &nl)) != 0) {
+		/* plain labels, the usual question: one copy */
+		memcpy(e->qname, e->msg + qoff, e->qname_len);
+		r->pos += e->qname_len;
+	} else if ((err = dnsnap_name_unpack(e->msg, e->len, &r->pos, e->qname, &e->qname_len,
+					     diag)) != DNSNAP_OK) {
+		return err;
+	} else {
+		nl = 0;
+		for (size_t i = 0; e->qname[i] != 0; i += 1 + (size_t)e->qname[i])
+			starts[nl++] = (uint8_t)i;
+	}
+	uint16_t qtype = rd_u16be(r), qclass = rd_u16be(r);
+	if (r->err != DNSNAP_OK)
+		return dnsnap__diag(diag, r->err, r->err_off, "question cut at 0x%zx", r->err_off);
+	if (e->qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
+		return dnsnap__diag(diag, DNSNAP_ETOOBIG, qoff, "cache key: %s",
+				    dnsnap_strerror(DNSNAP_ETOOBIG));
+	out->key_len = dnsnap__key_put(e->qname, e->qname_len, starts, nl, qtype, qclass,
+				       (hflags & DNSNAP_WIRE_CD) ? DNSNAP_KF_CD : 0, tag, tag_len,
+				       out->key);
+	return DNSNAP_OK;
+}
+
+/* The entry's TTL and kind from the records' (spec/FORMAT.md, "Expiry";
+ * RFC 2308). */
+static uint32_t entry_ttl(const enc_t *e, unsigned rcode, unsigned *kind_out)
+{
+	unsigned kind = DNSNAP_KIND_ANSWER;
+	uint32_t ttl;
+	if (rcode == RCODE_NXDOMAIN) {
+		kind = DNSNAP_KIND_NXDOMAIN;
+		ttl = umin(e->min_answer, e->soa_neg);
+	} else if (rcode == 0 && e->n_answer > 0) {
+		ttl = e->min_answer;
+	} else if (rcode == 0 && e->n_soa > 0) {
+		kind = DNSNAP_KIND_NODATA;
+		ttl = e->soa_neg;
+	} else if (rcode == 0 && e->n_ns > 0) {
+		kind = DNSNAP_KIND_REFERRAL;
+		ttl = e->min_ns;
+	} else if (rcode == 0) {
+		kind = DNSNAP_KIND_NODATA;
+		ttl = 0;
+	} else {
+		ttl = e->min_all;
+	}
+	if (ttl == UINT32_MAX)
+		ttl = 0;
+	*kind_out = kind;
+	return ttl;
 }
 
 int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_t *tag,
@@ -334,52 +451,15 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 	e.w.cap = DNSNAP_RECORDS_MAX;
 	e.w.err = DNSNAP_OK;
 
-	if (len < 12) /* the header is one field */
-		return dnsnap__diag(diag, DNSNAP_ETRUNC, 0, "%zu bytes, shorter than a header", len);
 	rd_t r = rd_init(msg, len);
-	rd_u16be(&r); /* ID */
-	uint16_t hflags = rd_u16be(&r);
-	uint16_t qd = rd_u16be(&r), an = rd_u16be(&r), ns = rd_u16be(&r), ar = rd_u16be(&r);
-	if (r.err != DNSNAP_OK)
-		return dnsnap__diag(diag, r.err, r.err_off, "header cut at 0x%zx", r.err_off);
-	if (!(hflags & DNSNAP_WIRE_QR))
-		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "QR=0: a query, not a response");
-	if (hflags & DNSNAP_WIRE_OPCODE)
-		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "opcode %u is not QUERY",
-				    (hflags & DNSNAP_WIRE_OPCODE) >> 11);
-	if (hflags & DNSNAP_WIRE_TC)
-		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 2, "TC=1: truncated response");
-	if (qd != 1)
-		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, 4, "QDCOUNT %u, not 1", qd);
-
-	size_t qoff = r.pos;
-	uint8_t starts[127];
-	size_t nl = 0;
-	int err = DNSNAP_OK;
-	if ((e.qname_len = dnsnap__name_labels(msg + qoff, len - qoff, starts, &nl)) != 0) {
-		/* plain labels, the usual question: one copy */
-		memcpy(e.qname, msg + qoff, e.qname_len);
-		r.pos += e.qname_len;
-	} else if ((err = dnsnap_name_unpack(msg, len, &r.pos, e.qname, &e.qname_len, diag)) !=
-		   DNSNAP_OK) {
+	uint16_t hflags = 0, counts[3] = { 0, 0, 0 };
+	size_t qoff;
+	int err = enc_header(&r, diag, &hflags, counts);
+	if (err == DNSNAP_OK)
+		err = enc_question(&e, &r, hflags, tag, tag_len, out, &qoff);
+	if (err != DNSNAP_OK)
 		return err;
-	} else {
-		nl = 0;
-		for (size_t i = 0; e.qname[i] != 0; i += 1 + (size_t)e.qname[i])
-			starts[nl++] = (uint8_t)i;
-	}
-	uint16_t qtype = rd_u16be(&r), qclass = rd_u16be(&r);
-	if (r.err != DNSNAP_OK)
-		return dnsnap__diag(diag, r.err, r.err_off, "question cut at 0x%zx", r.err_off);
-	/* The key (dnsnap_key_encode()'s, without its checks of a name that
-	 * dnsnap_name_unpack() just checked; the tag was checked on entry). */
-	if (e.qname_len + 6 + tag_len > DNSNAP_KEY_MAX)
-		return dnsnap__diag(diag, DNSNAP_ETOOBIG, qoff, "cache key: %s",
-				    dnsnap_strerror(DNSNAP_ETOOBIG));
-	out->key_len = dnsnap__key_put(e.qname, e.qname_len, starts, nl, qtype, qclass,
-				       (hflags & 0x0010) ? DNSNAP_KF_CD : 0, tag, tag_len, out->key);
 
-	const uint16_t counts[3] = { an, ns, ar };
 	uint16_t sec_off[3] = { 0, 0, 0 };
 	for (unsigned s = 0; s < 3; s++) {
 		sec_off[s] = (uint16_t)e.w.pos;
@@ -390,37 +470,16 @@ int dnsnap_msg_encode(const uint8_t *msg, size_t len, uint32_t now, const uint8_
 		}
 	}
 
-	unsigned rcode = hflags & 0xf;
+	unsigned rcode = hflags & DNSNAP_WIRE_RCODE;
 	if (e.opt_rdata != NULL && (e.opt_ttl >> 24) != 0)
 		return dnsnap__diag(diag, DNSNAP_ENOTCACHE, e.opt_off,
 				    "extended RCODE %u in the OPT at 0x%zx",
 				    (e.opt_ttl >> 24) << 4 | rcode, e.opt_off);
 
-	/* Expiry: spec/FORMAT.md, "Expiry" (RFC 2308). */
-	unsigned kind = DNSNAP_KIND_ANSWER;
-	uint32_t ttl;
-	if (rcode == RCODE_NXDOMAIN) {
-		kind = DNSNAP_KIND_NXDOMAIN;
-		ttl = umin(e.min_answer, e.soa_neg);
-	} else if (rcode == 0 && e.n_answer > 0) {
-		ttl = e.min_answer;
-	} else if (rcode == 0 && e.n_soa > 0) {
-		kind = DNSNAP_KIND_NODATA;
-		ttl = e.soa_neg;
-	} else if (rcode == 0 && e.n_ns > 0) {
-		kind = DNSNAP_KIND_REFERRAL;
-		ttl = e.min_ns;
-	} else if (rcode == 0) {
-		kind = DNSNAP_KIND_NODATA;
-		ttl = 0;
-	} else {
-		ttl = e.min_all;
-	}
-	if (ttl == UINT32_MAX)
-		ttl = 0;
-
+	unsigned kind;
+	uint32_t ttl = entry_ttl(&e, rcode, &kind);
 	uint16_t eflags = (uint16_t)(rcode | kind << DNSNAP_EF_KIND_SHIFT);
-	if (hflags & 0x0020)
+	if (hflags & DNSNAP_WIRE_AD)
 		eflags |= DNSNAP_EF_AUTH;
 	if (e.dnssec)
 		eflags |= DNSNAP_EF_DNSSEC;
