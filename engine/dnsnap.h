@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define DNSNAP_VERSION "0.8.0"
+#define DNSNAP_VERSION "0.9.0"
 
 /* ---------------------------------------------------------------- queries */
 
@@ -390,7 +390,7 @@ typedef struct dnsnap_snap_info {
 	uint64_t entry_count;
 	uint64_t digest;         /* XXH3-64 over the entries, in key order */
 	uint64_t file_size;
-	char writer[128];        /* "dnsnap 0.8.0 on HOST" */
+	char writer[128];        /* "dnsnap 0.9.0 on HOST" */
 } dnsnap_snap_info_t;
 
 typedef struct dnsnap_snap_write_stats {
