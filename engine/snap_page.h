@@ -35,10 +35,7 @@
 #define P_INVALID UINT64_MAX
 #define MAX_DEPTH 32            /* LMDB's cursor stack */
 
-/* LMDB's fields: host byte order, unaligned. */
-static inline uint16_t h16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t h32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t h64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+/* LMDB's fields are in the host's byte order, unaligned: ld16h() and the like. */
 
 /* The map being read: the file (or the writer's own map of it), its page
  * size, and how many pages LMDB committed (last_pg + 1). */
@@ -62,11 +59,11 @@ static inline const uint8_t *page_at(const snap_pages_t *s, uint64_t pgno, unsig
 	if (pgno < 2 || pgno >= s->npages)
 		return NULL;
 	const uint8_t *p = s->map + pgno * s->psize;
-	if (h64(p) != pgno || (h16(p + 10) & ~(unsigned)P_DIRTY) != kind)
+	if (ld64h(p) != pgno || (ld16h(p + 10) & ~(unsigned)P_DIRTY) != kind)
 		return NULL;
 	if (kind == P_OVERFLOW)
 		return p;
-	unsigned lower = h16(p + 12), upper = h16(p + 14);
+	unsigned lower = ld16h(p + 12), upper = ld16h(p + 14);
 	if (lower < PAGEHDR + 2 || lower > upper || upper > s->psize || (lower - PAGEHDR) % 2)
 		return NULL; /* no page LMDB writes is empty */
 	return p;
@@ -74,18 +71,18 @@ static inline const uint8_t *page_at(const snap_pages_t *s, uint64_t pgno, unsig
 
 static inline unsigned nkeys(const uint8_t *p)
 {
-	return (h16(p + 12) - PAGEHDR) / 2u;
+	return (ld16h(p + 12) - PAGEHDR) / 2u;
 }
 
 /* Node i of branch or leaf page p: its start and its key, inside the page. */
 static inline int node_at(const snap_pages_t *s, const uint8_t *p, unsigned i, const uint8_t **node,
 		   const uint8_t **key, size_t *key_len)
 {
-	unsigned off = h16(p + PAGEHDR + 2 * i);
-	if (off < h16(p + 14) || off + NODEHDR > s->psize)
+	unsigned off = ld16h(p + PAGEHDR + 2 * i);
+	if (off < ld16h(p + 14) || off + NODEHDR > s->psize)
 		return 0;
 	const uint8_t *n = p + off;
-	unsigned ks = h16(n + 6);
+	unsigned ks = ld16h(n + 6);
 	if (off + NODEHDR + ks > s->psize)
 		return 0;
 	*node = n;
@@ -97,7 +94,7 @@ static inline int node_at(const snap_pages_t *s, const uint8_t *p, unsigned i, c
 /* A branch node's child: 48 bits in lo, hi (a host u32 either way) and flags. */
 static inline uint64_t child_of(const uint8_t *node)
 {
-	return h32(node) | (uint64_t)h16(node + 4) << 32;
+	return ld32h(node) | (uint64_t)ld16h(node + 4) << 32;
 }
 
 /* A leaf node's value: in the page, or on overflow pages (F_BIGDATA). Any
@@ -105,16 +102,16 @@ static inline uint64_t child_of(const uint8_t *node)
 static inline int leaf_value(const snap_pages_t *s, const uint8_t *p, const uint8_t *node,
 		      size_t key_len, unsigned want_flags, const uint8_t **val, size_t *len)
 {
-	uint64_t dsize = h32(node);
-	unsigned flags = h16(node + 4);
+	uint64_t dsize = ld32h(node);
+	unsigned flags = ld16h(node + 4);
 	const uint8_t *data = node + NODEHDR + key_len;
 	size_t room = s->psize - (size_t)(data - p);
 	if (flags == F_BIGDATA && want_flags == 0) {
 		if (room < 8)
 			return 0;
-		uint64_t op = h64(data);
+		uint64_t op = ld64h(data);
 		const uint8_t *o = page_at(s, op, P_OVERFLOW);
-		uint64_t pages = o ? h32(o + 12) : 0;
+		uint64_t pages = o ? ld32h(o + 12) : 0;
 		if (o == NULL || pages == 0 || pages > s->npages - op ||
 		    dsize > pages * s->psize - PAGEHDR)
 			return 0;
@@ -129,46 +126,45 @@ static inline int leaf_value(const snap_pages_t *s, const uint8_t *p, const uint
 	return 1;
 }
 
-/* The last node of branch page p whose key is <= key (node 0 sorts first). */
-static inline int branch_pick(const snap_pages_t *s, const uint8_t *p, const uint8_t *key,
-		       size_t key_len, unsigned *pick)
+/* The first node of page p from node @p lo on whose key is > key (@p after)
+ * or >= key: nkeys if none. 0 for damage on the way. */
+static inline int node_bound(const snap_pages_t *s, const uint8_t *p, const uint8_t *key,
+			     size_t key_len, unsigned lo, int after, unsigned *pick)
 {
-	unsigned lo = 1, hi = nkeys(p), found = 0;
+	unsigned hi = nkeys(p);
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
 		const uint8_t *node, *k;
 		size_t kl;
 		if (!node_at(s, p, mid, &node, &k, &kl))
 			return 0;
-		if (dnsnap_key_cmp(k, kl, key, key_len) <= 0) {
-			found = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	*pick = found;
-	return 1;
-}
-
-/* The first node of leaf page p whose key is >= key (nkeys if none). */
-static inline int leaf_seek(const snap_pages_t *s, const uint8_t *p, const uint8_t *key, size_t key_len,
-		     unsigned *pick)
-{
-	unsigned lo = 0, hi = nkeys(p);
-	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
-		const uint8_t *node, *k;
-		size_t kl;
-		if (!node_at(s, p, mid, &node, &k, &kl))
-			return 0;
-		if (dnsnap_key_cmp(k, kl, key, key_len) < 0)
+		int c = dnsnap_key_cmp(k, kl, key, key_len);
+		if (after ? c <= 0 : c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	*pick = lo;
 	return 1;
+}
+
+/* The last node of branch page p whose key is <= key (node 0 sorts first:
+ * the search starts at node 1). */
+static inline int branch_pick(const snap_pages_t *s, const uint8_t *p, const uint8_t *key,
+			      size_t key_len, unsigned *pick)
+{
+	unsigned after;
+	if (!node_bound(s, p, key, key_len, 1, 1, &after))
+		return 0;
+	*pick = after - 1;
+	return 1;
+}
+
+/* The first node of leaf page p whose key is >= key (nkeys if none). */
+static inline int leaf_seek(const snap_pages_t *s, const uint8_t *p, const uint8_t *key,
+			    size_t key_len, unsigned *pick)
+{
+	return node_bound(s, p, key, key_len, 0, 0, pick);
 }
 
 /* Find @p key in tree @p t: its raw value (with its Value_Check) in the map.

@@ -631,15 +631,15 @@ static int read_meta(dnsnap_snap_t *s, const uint8_t *m, size_t len, uint32_t ch
 static int read_db(dnsnap_snap_t *s, const uint8_t *db, const char *name, tree_t *t,
 		   dnsnap_diag_t *d)
 {
-	unsigned flags = h16(db + 4);
+	unsigned flags = ld16h(db + 4);
 	if (flags != 0)
 		return dnsnap__diag(d, DNSNAP_EFIELD, (size_t)(db - s->pg.map),
 				    "%s: the %s database has LMDB flags 0x%x (%s): dnsnap never "
 				    "writes those", s->path, name, flags,
 				    flags & 0x04 ? "duplicate-sorted data" : "not plain keys");
-	t->depth = h16(db + 6);
-	t->entries = h64(db + 32);
-	t->root = h64(db + 40);
+	t->depth = ld16h(db + 6);
+	t->entries = ld64h(db + 32);
+	t->root = ld64h(db + 40);
 	if (t->root == P_INVALID ? t->depth != 0
 				 : (t->depth == 0 || t->depth > MAX_DEPTH || t->root >= s->pg.npages))
 		return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)(db - s->pg.map),
@@ -719,19 +719,19 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	const uint8_t *m = s->pg.map;
 	size_t size = s->map_len;
 	/* 1. LMDB's first meta page: magic, data format, page size */
-	if (size < PAGEHDR + META_TXNID + 8 || h32(m + PAGEHDR) != LMDB_MAGIC) {
-		if (size >= PAGEHDR + 4 && h32(m + PAGEHDR) == __builtin_bswap32(LMDB_MAGIC))
+	if (size < PAGEHDR + META_TXNID + 8 || ld32h(m + PAGEHDR) != LMDB_MAGIC) {
+		if (size >= PAGEHDR + 4 && ld32h(m + PAGEHDR) == __builtin_bswap32(LMDB_MAGIC))
 			return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: an LMDB file of a host "
 					    "with the other byte order: snapshots stay on hosts "
 					    "like the writer's; copy with export and import", s->path);
 		return dnsnap__diag(d, DNSNAP_EMAGIC, PAGEHDR, "%s: not a snapshot (%s)", s->path,
 				    not_lmdb(m, size));
 	}
-	if (h32(m + PAGEHDR + 4) != LMDB_DATA_VERSION)
+	if (ld32h(m + PAGEHDR + 4) != LMDB_DATA_VERSION)
 		return dnsnap__diag(d, DNSNAP_EVERSION, PAGEHDR + 4, "%s: LMDB data format %u, this "
-				    "dnsnap reads %u", s->path, h32(m + PAGEHDR + 4),
+				    "dnsnap reads %u", s->path, ld32h(m + PAGEHDR + 4),
 				    LMDB_DATA_VERSION);
-	size_t ps = h32(m + META_DBS);
+	size_t ps = ld32h(m + META_DBS);
 	if (ps < 512 || ps > 65536 || (ps & (ps - 1)) != 0)
 		return dnsnap__diag(d, DNSNAP_EFIELD, META_DBS, "%s: LMDB page size %zu", s->path,
 				    ps);
@@ -760,14 +760,14 @@ static __attribute__((noinline)) int open_in_map(dnsnap_snap_t *s, opening_t *op
 	const uint8_t *m1 = m + ps;
 	for (int i = 0; i < 2; i++) {
 		const uint8_t *mp = i ? m1 : m;
-		if ((h16(mp + 10) & ~(unsigned)P_DIRTY) != P_META || h32(mp + PAGEHDR) != LMDB_MAGIC ||
-		    h32(mp + PAGEHDR + 4) != LMDB_DATA_VERSION)
+		if ((ld16h(mp + 10) & ~(unsigned)P_DIRTY) != P_META || ld32h(mp + PAGEHDR) != LMDB_MAGIC ||
+		    ld32h(mp + PAGEHDR + 4) != LMDB_DATA_VERSION)
 			return dnsnap__diag(d, DNSNAP_ECHECKSUM, (size_t)i * ps,
 					    "%s: LMDB meta page %d is damaged", s->path, i);
 	}
-	const uint8_t *mp = h64(m1 + META_TXNID) > h64(m + META_TXNID) ? m1 : m;
+	const uint8_t *mp = ld64h(m1 + META_TXNID) > ld64h(m + META_TXNID) ? m1 : m;
 	size_t mp_off = (size_t)(mp - m);
-	uint64_t last = h64(mp + META_LAST_PG);
+	uint64_t last = ld64h(mp + META_LAST_PG);
 	if (last >= s->data_len / ps && op->no_trailer)
 		return dnsnap__diag(d, DNSNAP_ETRUNC, mp_off + META_LAST_PG,
 				    "%s: truncated: %zu bytes, its pages need %llu", s->path, size,
