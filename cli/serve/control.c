@@ -13,15 +13,19 @@
  *   reload                   as SIGHUP
  *   log-level LEVEL          debug, info, warning, error
  *
- * Only root and the server's own user are served (SO_PEERCRED); a client
- * that does not send its request in time, or does not read the reply, is
- * dropped (timeouts on the socket), so that the main thread is never held.
+ * status, dump and log-level run in the control thread (control_io.c);
+ * publish, flush and reload are parsed there and run by the main thread
+ * between its signals and its tick (control_run_jobs()), so that they are
+ * serialised with the periodic publishes, and never wait on a client.
+ * Only root, the server's own user and the snapshot's owner are served
+ * (SO_PEERCRED).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -61,8 +65,9 @@ int control_open(struct server *s)
 		char why[256];
 		char *const probe[] = { "status", NULL };
 		FILE *null = fopen("/dev/null", "w");
-		int alive = null != NULL && ctl_call(c->path, 1, probe, null, null, 2000, why,
-						     sizeof why) >= 0;
+		struct ctl_bounds bd = { 2000, 2000 };
+		int alive = null == NULL || ctl_call(c->path, 1, probe, null, null, &bd, why,
+						     sizeof why) != CTL_DEAD;
 		if (null != NULL)
 			fclose(null);
 		if (!S_ISSOCK(st.st_mode) || alive)
@@ -79,12 +84,25 @@ int control_open(struct server *s)
 		return fail("serve", c->path, "control socket: %s", strerror(e));
 	}
 	c->bound = 1;
+	pthread_mutex_init(&c->mu, NULL);
+	c->queue_tail = &c->queue;
+	c->job_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->job_fd < 0 || c->done_fd < 0 || control_io_start(s) != 0)
+		return fail("serve", c->path, "control thread: %s", strerror(errno));
 	return 0;
 }
 
 void control_close(struct server *s)
 {
 	struct ctl_side *c = &s->ctl;
+	control_stopping(s);
+	control_io_stop(s);
+	if (c->job_fd >= 0)
+		close(c->job_fd);
+	if (c->done_fd >= 0)
+		close(c->done_fd);
+	c->job_fd = c->done_fd = -1;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -97,9 +115,12 @@ void control_close(struct server *s)
 
 typedef int (*ctl_fn)(struct server *s, int argc, char **argv, FILE *out);
 
+/* "dnsnap control CMD: ...", pointing to the help */
 static int usage(const char *cmd, const char *what)
 {
-	return fail("control", NULL, "%s: %s", cmd, what);
+	char c[64];
+	snprintf(c, sizeof c, "control %s", cmd);
+	return fail(c, NULL, "%s (dnsnap help control)", what);
 }
 
 /* --json alone, or no option at all. @return 0 / 1 (--json), or -1 */
@@ -112,23 +133,50 @@ static int json_only(int argc, char **argv)
 	return -1;
 }
 
-static int cmd_reload(struct server *s, int argc, char **argv, FILE *out)
+static void reload_report(struct server *s, int json, FILE *out)
 {
-	(void)argv;
-	if (argc != 1)
-		return usage("reload", "takes no argument");
-	reload(s, "reloaded (dnsnap control)");
-	fprintf(out, "%s: reloaded: %s\n", s->path, s->snap.map ? "mapped" : "nothing mapped");
-	return 0;
+	pthread_mutex_lock(&s->snap.mu);
+	uint64_t entries = 0;
+	int mapped = s->snap.map != NULL;
+	if (mapped) {
+		dnsnap_snap_info_t in;
+		dnsnap_snap_info(s->snap.map, &in);
+		entries = in.entry_count;
+	}
+	pthread_mutex_unlock(&s->snap.mu);
+	if (!json) {
+		fprintf(out, "%s: reloaded: %s\n", s->path, mapped ? "mapped" : "nothing mapped");
+		return;
+	}
+	jw_t j;
+	jw_init(&j, out);
+	jw_obj(&j);
+	jw_kstr(&j, "file", s->path);
+	jw_ku64(&j, "pid", (uint64_t)getpid());
+	jw_kbool(&j, "mapped", mapped);
+	jw_ku64(&j, "entries", entries);
+	jw_end(&j);
+	jw_nl(&j);
 }
 
 static int cmd_log_level(struct server *s, int argc, char **argv, FILE *out)
 {
 	(void)s;
-	if (argc != 2 || slog_level_arg(argv[1]) < 0)
-		return usage("log-level", "debug, info, warning or error");
+	int json = argc == 3 && strcmp(argv[2], "--json") == 0;
+	if ((argc != 2 && !json) || slog_level_arg(argv[1]) < 0)
+		return usage("log-level", "debug, info, warning or error, then --json or nothing");
 	slog(LOG_INFO, "log level %s (dnsnap control)", argv[1]);
-	fprintf(out, "log level: %s\n", argv[1]);
+	if (!json) {
+		fprintf(out, "log level: %s\n", argv[1]);
+		return 0;
+	}
+	jw_t j;
+	jw_init(&j, out);
+	jw_obj(&j);
+	jw_ku64(&j, "pid", (uint64_t)getpid());
+	jw_kstr(&j, "log_level", argv[1]);
+	jw_end(&j);
+	jw_nl(&j);
 	return 0;
 }
 
@@ -141,6 +189,7 @@ static void publish_report(struct server *s, const struct publish_res *r, int js
 		jw_init(&j, out);
 		jw_obj(&j);
 		jw_kstr(&j, "file", s->path);
+		jw_ku64(&j, "pid", (uint64_t)getpid());
 		jw_kbool(&j, "published", !r->nothing_new);
 		jw_ku64(&j, "entries", w->entries);
 		jw_ku64(&j, "from_memory", w->entries - w->from_base);
@@ -165,18 +214,15 @@ static void publish_report(struct server *s, const struct publish_res *r, int js
 		(unsigned long long)r->ps.stale, (unsigned long long)r->ps.over_bound, r->seconds);
 }
 
-static int cmd_publish(struct server *s, int argc, char **argv, FILE *out)
+static int job_publish(struct server *s, struct ctl_job *j)
 {
-	int json = json_only(argc, argv);
-	if (json < 0)
-		return usage("publish", "takes --json alone");
 	if (!s->cfg->forwarding)
-		return fail("control", s->path, "publish: nothing to publish: the server answers "
+		return fail("control publish", s->path, "nothing to publish: the server answers "
 			    "from this file only");
 	struct publish_res r;
 	if (publish_ex(s, "dnsnap control", NULL, &r) != 0)
-		return fail("control", NULL, "publish: %s", r.error);
-	publish_report(s, &r, json, out);
+		return fail("control publish", NULL, "%s", r.error);
+	publish_report(s, &r, j->json, j->out);
 	return 0;
 }
 
@@ -189,77 +235,162 @@ static int cmd_status(struct server *s, int argc, char **argv, FILE *out)
 	return 0;
 }
 
+/* The commands of the control thread */
 static const struct {
 	const char *name;
 	ctl_fn fn;
 } commands[] = {
-	{ "status", cmd_status }, { "publish", cmd_publish }, { "flush", control_flush },
-	{ "dump", control_dump }, { "reload", cmd_reload }, { "log-level", cmd_log_level },
+	{ "status", cmd_status }, { "dump", control_dump }, { "log-level", cmd_log_level },
 };
 
-/* Run the request @p argv (its command first) with its output on @p fd. */
-static int run(struct server *s, int argc, char **argv, int fd)
+/* The commands of the main thread: parsed into @p j. @return 0, 1 (not one
+ * of them), EXIT_USAGE (reported) */
+static int job_parse(struct ctl_job *j, int argc, char **argv)
 {
-	FILE *out = ctl_stream(fd, 'o'), *err = ctl_stream(fd, 'e');
-	if (out == NULL || err == NULL) {
+	if (strcmp(argv[0], "flush") == 0) {
+		j->kind = CTL_FLUSH;
+		return control_flush_parse(j, argc, argv);
+	}
+	if (strcmp(argv[0], "publish") != 0 && strcmp(argv[0], "reload") != 0)
+		return 1;
+	j->kind = argv[0][0] == 'p' ? CTL_PUBLISH : CTL_RELOAD;
+	if ((j->json = json_only(argc, argv)) < 0)
+		return usage(argv[0], "takes --json alone");
+	return 0;
+}
+
+void control_job_free(struct ctl_job *j)
+{
+	if (j == NULL)
+		return;
+	if (j->out != NULL)
+		fclose(j->out);
+	if (j->err != NULL)
+		fclose(j->err);
+	if (j->reply != NULL)
+		fclose(j->reply);
+	free(j->f);
+	free(j);
+}
+
+int control_request(struct server *s, int argc, char **argv, FILE *reply, struct ctl_job **job)
+{
+	*job = NULL;
+	FILE *out = ctl_stream(reply, 'o'), *err = ctl_stream(reply, 'e');
+	struct ctl_job *j = calloc(1, sizeof *j);
+	if (out == NULL || err == NULL || j == NULL) {
 		if (out)
 			fclose(out);
 		if (err)
 			fclose(err);
+		free(j);
+		fprintf(reply, "e dnsnap control: out of memory\n");
 		return EXIT_USAGE;
 	}
 	FILE *prev = fail_redirect(err); /* the command's messages are the client's */
 	int rc = -1;
+	optind = 0; /* a fresh getopt for the command's options (this thread's only) */
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(argv[0], commands[i].name) == 0) {
-			optind = 0; /* a fresh getopt for the command's options */
+		if (strcmp(argv[0], commands[i].name) == 0)
 			rc = commands[i].fn(s, argc, argv, out);
-		}
-	if (rc < 0)
+	int found = rc >= 0;
+	if (!found && (rc = job_parse(j, argc, argv)) == 0) {
+		fail_redirect(prev);
+		*j = (struct ctl_job){ .kind = j->kind, .json = j->json, .expired = j->expired,
+				       .f = j->f, .reply = reply, .out = out, .err = err };
+		*job = j;
+		return 0;
+	}
+	if (!found && rc == 1)
 		rc = fail("control", NULL, "unknown command '%s' (status, publish, flush, dump, "
-			  "reload, log-level)", argv[0]);
+			  "reload, log-level; dnsnap help control)", argv[0]);
 	fail_redirect(prev);
 	fclose(out);
 	fclose(err);
+	free(j->f);
+	free(j);
 	return rc;
 }
 
-void control_serve(struct server *s)
+void control_job_run(struct server *s, struct ctl_job *j)
 {
-	int fd = accept4(s->ctl.fd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* a client that stops reading (or writing) lets go of the main thread */
-	struct timeval tv = { CTL_TIMEOUT_MS / 1000, 0 };
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	/* the request read whole before any reply, refusals too: a close with
-	 * unread bytes would reset the connection and lose the reply */
-	char *argv[CTL_ARGS_MAX + 1];
-	char why[256];
-	int argc = ctl_read_request(fd, argv, CTL_ARGS_MAX + 1, why, sizeof why);
-	if (argc < 0) {
-		slog(LOG_INFO, "control: a request dropped: %s", why);
-		close(fd);
-		return;
+	FILE *prev = fail_redirect(j->err);
+	switch (j->kind) {
+	case CTL_PUBLISH:
+		j->rc = job_publish(s, j);
+		break;
+	case CTL_FLUSH:
+		j->rc = control_flush(s, j);
+		break;
+	case CTL_RELOAD:
+		reload(s, "reloaded (dnsnap control)");
+		reload_report(s, j->json, j->out);
+		j->rc = 0;
+		break;
 	}
-	uid_t uid;
-	if (!ctl_peer_allowed(fd, &uid)) {
-		FILE *err = ctl_stream(fd, 'e');
-		if (err != NULL) {
-			fprintf(err, "dnsnap control: uid %ld may not control this server (root and "
-				"uid %ld only)\n", (long)uid, (long)geteuid());
-			fclose(err);
-		}
-		ctl_send_status(fd, EXIT_USAGE);
-		slog(LOG_WARNING, "control: refused a client of uid %ld (%s)", (long)uid, argv[0]);
-		ctl_free_args(argv, argc);
-		close(fd);
-		return;
+	fail_redirect(prev);
+	fclose(j->out); /* their last lines into the reply */
+	fclose(j->err);
+	j->out = j->err = NULL;
+}
+
+/* A job back to the control thread */
+static void job_done(struct ctl_side *c, struct ctl_job *j)
+{
+	pthread_mutex_lock(&c->mu);
+	j->next = c->done;
+	c->done = j;
+	pthread_mutex_unlock(&c->mu);
+	uint64_t one = 1;
+	ssize_t w = write(c->done_fd, &one, sizeof one);
+	(void)w;
+}
+
+void control_run_jobs(struct server *s)
+{
+	struct ctl_side *c = &s->ctl;
+	uint64_t v;
+	ssize_t r = read(c->job_fd, &v, sizeof v);
+	(void)r;
+	for (;;) { /* one at a time: those queued meanwhile run too, in order */
+		pthread_mutex_lock(&c->mu);
+		struct ctl_job *j = c->queue;
+		if (j != NULL && (c->queue = j->next) == NULL)
+			c->queue_tail = &c->queue;
+		pthread_mutex_unlock(&c->mu);
+		if (j == NULL)
+			return;
+		control_job_run(s, j);
+		job_done(c, j);
 	}
-	slog(LOG_DEBUG, "control: %s", argv[0]);
-	ctl_send_status(fd, run(s, argc, argv, fd));
-	ctl_free_args(argv, argc);
-	close(fd);
+}
+
+void control_stopping(struct server *s)
+{
+	struct ctl_side *c = &s->ctl;
+	if (c->queue_tail == NULL) /* never opened */
+		return;
+	pthread_mutex_lock(&c->mu);
+	int was = c->stopping;
+	c->stopping = 1;
+	struct ctl_job *q = c->queue;
+	c->queue = NULL;
+	c->queue_tail = &c->queue;
+	pthread_mutex_unlock(&c->mu);
+	if (!was)
+		slog(LOG_DEBUG, "control: stopping: publish, flush and reload refused from now on");
+	while (q != NULL) {
+		struct ctl_job *next = q->next;
+		static const char *const names[] = { "publish", "flush", "reload" };
+		fprintf(q->err, "dnsnap control %s: stopping: the server no longer takes it\n",
+			names[q->kind]);
+		fclose(q->out);
+		fclose(q->err);
+		q->out = q->err = NULL;
+		q->rc = EXIT_USAGE;
+		job_done(c, q);
+		q = next;
+	}
 }
 
 /* A stream whose lines go to the log at info, "PREFIX: line" */
@@ -308,7 +439,8 @@ void control_ask_publish(struct server *s, unsigned wait_s)
 		setvbuf(to, NULL, _IONBF, 0);
 		char *const argv[] = { "publish", NULL };
 		char why[512];
-		int rc = ctl_call(socks[i], 1, argv, to, to, (unsigned)left, why, sizeof why);
+		struct ctl_bounds bd = { CTL_SILENCE_MS, left }; /* --deploy-wait in all */
+		int rc = ctl_call(socks[i], 1, argv, to, to, &bd, why, sizeof why);
 		fclose(to);
 		if (rc < 0)
 			slog(LOG_WARNING, "deploy: %s; starting with the file as it is", why);
