@@ -80,7 +80,7 @@ int cmd_control(int argc, char **argv)
 			return fail(CMD, NULL, "needs a snapshot (or --control PATH), then a command: "
 				    "status, publish, flush, dump, reload, log-level");
 		char err[512];
-		n = ctl_find(argv[i], socks, err, sizeof err);
+		n = ctl_find(argv[i], socks, stderr, err, sizeof err);
 		if (n < 0)
 			return fail(CMD, NULL, "%s", err);
 		if (n == 0) {

@@ -4,13 +4,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,10 +28,13 @@ int ctl_path(const char *snap, long pid, char *out, size_t cap, char *err, size_
 		snprintf(err, errcap, "%s: %s", snap, strerror(-e));
 		return -1;
 	}
-	int n = snprintf(out, cap, "%s.ctl.%ld", target, pid);
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+		rnd = (uint32_t)ctl_now_ms() ^ (uint32_t)pid << 16;
+	int n = snprintf(out, cap, "%s.ctl.%ld.%08x", target, pid, rnd);
 	if (n < 0 || (size_t)n >= cap || (size_t)n >= CTL_PATH_MAX) {
-		snprintf(err, errcap, "%s.ctl.%ld: longer than a Unix socket's %d bytes (give "
-			 "--control PATH)", target, pid, CTL_PATH_MAX - 1);
+		snprintf(err, errcap, "%s.ctl.%ld.%08x: longer than a Unix socket's %d bytes (give "
+			 "--control PATH)", target, pid, rnd, CTL_PATH_MAX - 1);
 		return -1;
 	}
 	return 0;
@@ -59,37 +62,50 @@ static int target_parts(const char *snap, char *dir, size_t dcap, char *base, si
 	return 0;
 }
 
-/* The pid of a name BASE.ctl.PID, or 0 */
-static long socket_pid(const char *name, const char *base)
+/* Whether a name is BASE.ctl.PID.RAND (RAND 8 hex digits) */
+static int socket_name(const char *name, const char *base)
 {
 	size_t bl = strlen(base);
 	if (strncmp(name, base, bl) != 0 || strncmp(name + bl, ".ctl.", 5) != 0)
 		return 0;
-	const char *p = name + bl + 5;
-	char *end;
-	errno = 0;
-	long pid = strtol(p, &end, 10);
-	if (errno || end == p || *end || pid <= 0 || p[0] == '+' || p[0] == '-')
+	const char *p = name + bl + 5, *q = p;
+	while (*q >= '0' && *q <= '9')
+		q++;
+	if (q == p || *p == '0' || *q != '.' || strlen(q + 1) != 8)
 		return 0;
-	return pid;
+	for (q++; *q; q++)
+		if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f')))
+			return 0;
+	return 1;
 }
 
-static int pid_runs(long pid)
+/* Liveness is a connect: ECONNREFUSED, nobody listens (a server killed);
+ * anything else (connected, a full backlog) is alive */
+static int socket_alive(const char *path)
 {
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof a.sun_path)
+		return 0;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return 1;
+	int r = connect(fd, (struct sockaddr *)&a, sizeof a), e = errno;
+	close(fd);
+	return r == 0 || (e != ECONNREFUSED && e != ENOENT);
 }
 
 static int by_pid(const void *a, const void *b)
 {
 	const char *x = a, *y = b;
-	const char *px = strrchr(x, '.'), *py = strrchr(y, '.');
-	long i = px ? atol(px + 1) : 0, j = py ? atol(py + 1) : 0;
-	return i < j ? -1 : i > j;
+	const char *px = strstr(x, ".ctl."), *py = strstr(y, ".ctl.");
+	long i = px ? atol(px + 5) : 0, j = py ? atol(py + 5) : 0;
+	return i < j ? -1 : i > j ? 1 : strcmp(x, y);
 }
 
-/* Each socket BASE.ctl.PID of @p snap's directory: @p fn(path, pid, live). */
-static int each_socket(const char *snap, void (*fn)(void *arg, const char *path, long pid,
-						    int live),
+/* Each socket BASE.ctl.PID.RAND of @p snap's directory: @p fn(path, st) */
+static int each_socket(const char *snap, void (*fn)(void *arg, const char *path,
+						    const struct stat *st),
 		       void *arg, char *err, size_t errcap)
 {
 	char dir[4096], base[1024], path[4096 + 1024 + 2];
@@ -104,12 +120,11 @@ static int each_socket(const char *snap, void (*fn)(void *arg, const char *path,
 	}
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
-		long pid = socket_pid(de->d_name, base);
 		struct stat st;
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		if (pid == 0 || lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode))
+		if (!socket_name(de->d_name, base) || lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode))
 			continue;
-		fn(arg, path, pid, pid_runs(pid));
+		fn(arg, path, &st);
 	}
 	closedir(d);
 	return 0;
@@ -118,29 +133,38 @@ static int each_socket(const char *snap, void (*fn)(void *arg, const char *path,
 struct found {
 	char (*out)[CTL_PATH_MAX];
 	int n;
+	uid_t owner;             /* the snapshot's */
+	FILE *note;
 };
 
-static void add_live(void *arg, const char *path, long pid, int live)
+static void add_live(void *arg, const char *path, const struct stat *st)
 {
 	struct found *f = arg;
-	(void)pid;
-	if (live && f->n < CTL_SERVERS_MAX && strlen(path) < CTL_PATH_MAX)
+	uid_t me = geteuid();
+	if (me != 0 && st->st_uid != me && st->st_uid != 0 && st->st_uid != f->owner) {
+		if (f->note != NULL)
+			fprintf(f->note, "dnsnap control: %s: skipped: owned by uid %ld (not you, "
+				"root or the snapshot's owner)\n", path, (long)st->st_uid);
+		return;
+	}
+	if (f->n < CTL_SERVERS_MAX && strlen(path) < CTL_PATH_MAX && socket_alive(path))
 		snprintf(f->out[f->n++], CTL_PATH_MAX, "%s", path);
 }
 
-int ctl_find(const char *snap, char out[][CTL_PATH_MAX], char *err, size_t errcap)
+int ctl_find(const char *snap, char out[][CTL_PATH_MAX], FILE *note, char *err, size_t errcap)
 {
-	struct found f = { out, 0 };
+	struct stat st;
+	struct found f = { out, 0, stat(snap, &st) == 0 ? st.st_uid : (uid_t)-1, note };
 	if (each_socket(snap, add_live, &f, err, errcap) != 0)
 		return -1;
 	qsort(out, (size_t)f.n, CTL_PATH_MAX, by_pid);
 	return f.n;
 }
 
-static void unlink_dead(void *arg, const char *path, long pid, int live)
+static void unlink_dead(void *arg, const char *path, const struct stat *st)
 {
-	(void)arg, (void)pid;
-	if (!live)
+	(void)arg;
+	if (st->st_uid == geteuid() && !socket_alive(path))
 		unlink(path);
 }
 

@@ -4,12 +4,15 @@
  * control`, cli/control.c; the server's commands are cli/serve/control.c).
  *
  * Where: every server listens on a Unix stream socket of its own, mode
- * 0600: by default beside its snapshot, named after it and the server's pid,
- * TARGET.ctl.PID, TARGET being the file SNAP finally names (symbolic links
- * followed, so that every name of the snapshot finds it), or at --control
- * PATH. A client given SNAP talks to every live server of it (during a deploy
- * there are two). Only root and the server's own user are served
- * (SO_PEERCRED), whatever the socket's mode.
+ * 0600: by default beside its snapshot, named after it, the server's pid
+ * and 8 random hex digits, TARGET.ctl.PID.RAND, TARGET being the file SNAP
+ * finally names (symbolic links followed, so that every name of the
+ * snapshot finds it), or at --control PATH. A client given SNAP talks to
+ * every live server of it (during a deploy there are two): live is a
+ * connect that is not refused (ECONNREFUSED: a server killed, its socket
+ * left; the next server of ours removes it). Only root, the server's own
+ * user and the snapshot's owner are served (SO_PEERCRED), whatever the
+ * socket's mode; a client not root skips a socket owned by anyone else.
  *
  * The protocol, version 1, lines of text ending in "\n":
  *   client:  "DNSNAP-CONTROL 1", then "a TEXT" per argument (the command
@@ -48,21 +51,26 @@
 
 /**
  * The default control socket of the server @p pid serving @p snap:
- * TARGET.ctl.PID. @return 0, or -1 with a message in @p err (a path over
+ * TARGET.ctl.PID.RAND, RAND 8 random hex digits (a name no one can guess
+ * to squat). @return 0, or -1 with a message in @p err (a path over
  * CTL_PATH_MAX - 1 bytes: give --control)
  */
 int ctl_path(const char *snap, long pid, char *out, size_t cap, char *err, size_t errcap);
 
 /**
- * The control sockets of the live servers of @p snap: TARGET.ctl.PID whose
- * PID runs, in pid order, at most CTL_SERVERS_MAX. @return how many (0: no
- * server), or -1 with a message in @p err (the directory cannot be read)
+ * The control sockets of the live servers of @p snap: TARGET.ctl.PID.RAND
+ * where a connect is not refused, in pid order, at most CTL_SERVERS_MAX.
+ * Unless the caller is root, a socket owned by a user other than the
+ * caller, root and the snapshot's owner is skipped, with a note on
+ * @p note (may be NULL). @return how many (0: no server), or -1 with a
+ * message in @p err (the directory cannot be read)
  */
-int ctl_find(const char *snap, char out[][CTL_PATH_MAX], char *err, size_t errcap);
+int ctl_find(const char *snap, char out[][CTL_PATH_MAX], FILE *note, char *err, size_t errcap);
 
 /**
- * Remove the sockets TARGET.ctl.PID of @p snap whose PID no longer runs (a
- * server killed): the server does it at start.
+ * Remove the sockets TARGET.ctl.PID.RAND of @p snap that are ours (this
+ * euid's) and dead (ECONNREFUSED: a server killed): the server does it at
+ * start.
  */
 void ctl_remove_stale(const char *snap);
 

@@ -177,7 +177,7 @@ static int purge_servers(const char *path, struct flush_req *q,
 	static char socks[CTL_SERVERS_MAX][CTL_PATH_MAX];
 	char err[512];
 	*nreload = 0;
-	int n = ctl_find(path, socks, err, sizeof err);
+	int n = ctl_find(path, socks, stderr, err, sizeof err);
 	if (n <= 0)
 		return 0;
 	int flushed = 0;

@@ -420,7 +420,7 @@ void control_ask_publish(struct server *s, unsigned wait_s)
 {
 	static char socks[CTL_SERVERS_MAX][CTL_PATH_MAX];
 	char err[512];
-	int n = ctl_find(s->path, socks, err, sizeof err);
+	int n = ctl_find(s->path, socks, NULL, err, sizeof err);
 	if (n <= 0 || wait_s == 0)
 		return;
 	int64_t by = mono_ms() + 1000ll * wait_s;
