@@ -318,8 +318,9 @@ int ctl_call(const char *sock, int argc, char *const *argv, FILE *out, FILE *err
 	}
 	r->fd = fd;
 	r->n = r->off = 0;
-	if (send_request(fd, argc, argv, end) != 0)
-		goto broken;
+	/* a request not taken whole may still have its answer (a refusal: the
+	 * server busy, or stopping): read on */
+	send_request(fd, argc, argv, end);
 	for (;;) {
 		/* a reply may take its time (a publish of millions of entries):
 		 * the server says "w" meanwhile; a silence of silence_ms is a

@@ -166,6 +166,10 @@ static void client_request(struct server *s, struct client *c, size_t len)
 	}
 	pthread_mutex_unlock(&cs->mu);
 	if (stopping) {
+		fclose(j->out); /* into f, which stays: the reply */
+		fclose(j->err);
+		j->out = j->err = NULL;
+		j->reply = NULL;
 		control_job_free(j);
 		fprintf(f, "e dnsnap control %s: stopping: the server no longer takes it\n", cmd);
 		client_send(c, f, EXIT_USAGE);
