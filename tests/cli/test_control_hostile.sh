@@ -10,7 +10,9 @@
 # (as root: nobody, with runuser); a flush matching nothing publishes
 # nothing; purge --expired with a server running (its memory flushed: the
 # next publish does not write them back); purge with a cache-only server
-# running (reloaded); a stopping server answers "stopping", exit 2; a stale
+# running (reloaded); a stopping server answers "stopping", exit 2; a
+# deploy's ask of a server whose reply never ends is bounded by --deploy-wait
+# in all; a stale
 # answer counts as a miss and as stale, never as a hit; the SIGUSR1 line
 # holds every counter of status --json. No timing is asserted but bounds
 # many times what the work takes.
@@ -335,6 +337,33 @@ ok_if "... the server reloaded the purged file" poll "$T/c.log" "reloaded (dnsna
 ok_if "... and no longer answers it (REFUSED)" sh -c "dig @127.0.0.1 -p $sport +tries=1 \
 	+time=3 fresh.h.test A | grep -q 'status: REFUSED'"
 stop "$cpid"
+
+# ------------------------------------------------------------- a deploy's ask, bounded
+S5=$T/d.snap
+python3 - "$S5.ctl.$$.0000beef" "$T/drip.log" 2>/dev/null <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(4)
+open(sys.argv[2], "w").write("listening\n")
+c, _ = s.accept()
+open(sys.argv[2], "a").write("accepted\n")
+while True: # a reply that never ends: a line every 0.3 s, never its "x"
+    c.sendall(b"o still going\n")
+    time.sleep(0.3)
+EOF
+pids="$pids $!"
+poll "$T/drip.log" listening
+t0=$(date +%s)
+# shellcheck disable=SC2086 # $fast: words
+start d "$S5" --upstream "127.0.0.1:$up" --deploy-wait 2 $fast || exit 1
+t1=$(date +%s)
+ok_if "a deploy's ask of a server whose reply never ends: ready after $((t1 - t0)) s (--deploy-wait 2, in all)" \
+	[ $((t1 - t0)) -lt 15 ]
+ok_if "... it did ask" grep -q accepted "$T/drip.log"
+ok_if "... and logged why it starts with the file as it is" grep -q "deploy: .*starting with the file" \
+	"$T/d.log"
+stop "$spid"
 
 # ------------------------------------------------------------- another uid's socket
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v runuser >/dev/null &&
