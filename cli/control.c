@@ -28,7 +28,7 @@ static int ask_all(char socks[][CTL_PATH_MAX], int n, int argc, char **argv, int
 	for (int i = 0; i < argc; i++)
 		json |= strcmp(argv[i], "--json") == 0;
 	for (int i = 0; i < n; i++) {
-		char why[2048];
+		char why[CTL_PATH_MAX + 512];
 		if (n > 1 && !json) {
 			const char *pid = strrchr(socks[i], '.');
 			printf("%sserver %s (%s):\n", i ? "\n" : "", pid ? pid + 1 : "?", socks[i]);
@@ -39,9 +39,9 @@ static int ask_all(char socks[][CTL_PATH_MAX], int n, int argc, char **argv, int
 							  why, sizeof why);
 		fflush(stdout);
 		if (b.total_ms <= 0)
-			snprintf(why, sizeof why, "%s: not asked: --timeout spent", socks[i]);
+			snprintf(why, sizeof why, "%.*s: not asked: --timeout spent", CTL_PATH_MAX, socks[i]);
 		if (rc == CTL_DEAD)
-			snprintf(why, sizeof why, "%s: no server listens there (a dead socket)",
+			snprintf(why, sizeof why, "%.*s: no server listens there (a dead socket)", CTL_PATH_MAX,
 				 socks[i]);
 		if (rc < 0)
 			rc = fail(CMD, NULL, "%s", why);
@@ -71,7 +71,7 @@ int cmd_control(int argc, char **argv)
 		if (p == NULL || p[0] == 0)
 			return fail(CMD, NULL, "--control needs a socket's path");
 		if (strlen(p) >= CTL_PATH_MAX)
-			return fail(CMD, p, "longer than a Unix socket's %d bytes", CTL_PATH_MAX - 1);
+			return fail(CMD, p, "--control: a path of at most %d bytes", CTL_PATH_MAX - 1);
 		snprintf(socks[0], CTL_PATH_MAX, "%s", p);
 		n = 1;
 		i++;

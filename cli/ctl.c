@@ -3,6 +3,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,11 +33,39 @@ int ctl_path(const char *snap, long pid, char *out, size_t cap, char *err, size_
 	if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
 		rnd = (uint32_t)ctl_now_ms() ^ (uint32_t)pid << 16;
 	int n = snprintf(out, cap, "%s.ctl.%ld.%08x", target, pid, rnd);
-	if (n < 0 || (size_t)n >= cap || (size_t)n >= CTL_PATH_MAX) {
-		snprintf(err, errcap, "%s.ctl.%ld.%08x: longer than a Unix socket's %d bytes (give "
-			 "--control PATH)", target, pid, rnd, CTL_PATH_MAX - 1);
+	if (n < 0 || (size_t)n >= cap) {
+		snprintf(err, errcap, "%s.ctl.%ld.%08x: too long a path", target, pid, rnd);
 		return -1;
 	}
+	return 0;
+}
+
+int ctl_addr(const char *path, struct sockaddr_un *a, int *dirfd)
+{
+	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	*dirfd = -1;
+	size_t l = strlen(path);
+	if (l < sizeof a->sun_path) {
+		memcpy(a->sun_path, path, l + 1);
+		return 0;
+	}
+	const char *slash = strrchr(path, '/');
+	char dir[CTL_PATH_MAX];
+	if (slash == NULL || (size_t)(slash - path) >= sizeof dir) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), slash == path ? "/" : path);
+	int fd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int n = snprintf(a->sun_path, sizeof a->sun_path, "/proc/self/fd/%d/%s", fd, slash + 1);
+	if (n < 0 || (size_t)n >= sizeof a->sun_path) {
+		close(fd);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	*dirfd = fd;
 	return 0;
 }
 
@@ -83,15 +112,16 @@ static int socket_name(const char *name, const char *base)
  * anything else (connected, a full backlog) is alive */
 static int socket_alive(const char *path)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof a.sun_path)
-		return 0;
-	memcpy(a.sun_path, path, strlen(path) + 1);
+	struct sockaddr_un a;
+	int dirfd;
+	if (ctl_addr(path, &a, &dirfd) != 0)
+		return 1; /* not known dead */
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return 1;
-	int r = connect(fd, (struct sockaddr *)&a, sizeof a), e = errno;
-	close(fd);
+	int r = fd < 0 ? 0 : connect(fd, (struct sockaddr *)&a, sizeof a), e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (dirfd >= 0)
+		close(dirfd);
 	return r == 0 || (e != ECONNREFUSED && e != ENOENT);
 }
 
@@ -108,7 +138,7 @@ static int each_socket(const char *snap, void (*fn)(void *arg, const char *path,
 						    const struct stat *st),
 		       void *arg, char *err, size_t errcap)
 {
-	char dir[4096], base[1024], path[4096 + 1024 + 2];
+	char dir[CTL_PATH_MAX], base[1024], path[CTL_PATH_MAX + 1024 + 2];
 	if (target_parts(snap, dir, sizeof dir, base, sizeof base) != 0) {
 		snprintf(err, errcap, "%s: cannot follow its links", snap);
 		return -1;
@@ -214,16 +244,18 @@ static int write_all(int fd, const char *p, size_t n, int64_t deadline)
 static int connect_unix(const char *path, int64_t deadline, int *refused, char *why,
 			size_t whycap)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	struct sockaddr_un a;
+	int dirfd;
 	*refused = 0;
-	if (strlen(path) >= sizeof a.sun_path) {
-		snprintf(why, whycap, "%s: too long for a Unix socket", path);
+	if (ctl_addr(path, &a, &dirfd) != 0) {
+		snprintf(why, whycap, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	memcpy(a.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		snprintf(why, whycap, "socket: %s", strerror(errno));
+		if (dirfd >= 0)
+			close(dirfd);
 		return -1;
 	}
 	while (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
@@ -237,8 +269,12 @@ static int connect_unix(const char *path, int64_t deadline, int *refused, char *
 		snprintf(why, whycap, "%s: %s", path, errno == EAGAIN
 			 ? "its backlog stayed full (the server is busy)" : strerror(errno));
 		close(fd);
+		if (dirfd >= 0)
+			close(dirfd);
 		return -1;
 	}
+	if (dirfd >= 0)
+		close(dirfd);
 	return fd;
 }
 

@@ -41,7 +41,7 @@
 #define CTL_MAGIC "DNSNAP-CONTROL 1"
 #define CTL_ARGS_MAX 64           /* arguments in a request, the command's name included */
 #define CTL_ARG_MAX 4096          /* bytes in one argument */
-#define CTL_PATH_MAX 108          /* sockaddr_un's sun_path */
+#define CTL_PATH_MAX 4352         /* a socket's path (over sun_path's 108: ctl_addr()) */
 #define CTL_SERVERS_MAX 16        /* servers one client talks to */
 #define CTL_REQUEST_MS 5000       /* the whole request, from the connect */
 #define CTL_KEEPALIVE_MS 1000     /* "w" while a command runs */
@@ -52,8 +52,7 @@
 /**
  * The default control socket of the server @p pid serving @p snap:
  * TARGET.ctl.PID.RAND, RAND 8 random hex digits (a name no one can guess
- * to squat). @return 0, or -1 with a message in @p err (a path over
- * CTL_PATH_MAX - 1 bytes: give --control)
+ * to squat). @return 0, or -1 with a message in @p err
  */
 int ctl_path(const char *snap, long pid, char *out, size_t cap, char *err, size_t errcap);
 
@@ -73,6 +72,15 @@ int ctl_find(const char *snap, char out[][CTL_PATH_MAX], FILE *note, char *err, 
  * start.
  */
 void ctl_remove_stale(const char *snap);
+
+/**
+ * The address of the socket at @p path into @p a: the path itself, or, when
+ * it is longer than sun_path, /proc/self/fd/DIRFD/NAME with its directory
+ * opened (O_PATH) into *dirfd, to close once bound or connected (else -1).
+ * @return 0, or -1 with errno set
+ */
+struct sockaddr_un;
+int ctl_addr(const char *path, struct sockaddr_un *a, int *dirfd);
 
 /* What bounds a ctl_call(): a silence, and the whole of it */
 struct ctl_bounds {

@@ -55,11 +55,9 @@ int control_open(struct server *s)
 		if (ctl_path(s->path, (long)getpid(), c->path, sizeof c->path, err, sizeof err))
 			return fail("serve", NULL, "--control: %s", err);
 	}
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	if (strlen(c->path) >= sizeof a.sun_path)
-		return fail("serve", c->path, "--control: longer than a Unix socket's %zu bytes",
-			    sizeof a.sun_path - 1);
-	memcpy(a.sun_path, c->path, strlen(c->path) + 1);
+	if (strlen(c->path) >= CTL_PATH_MAX)
+		return fail("serve", c->path, "--control: a path of at most %d bytes",
+			    CTL_PATH_MAX - 1);
 	struct stat st;
 	if (lstat(c->path, &st) == 0) { /* a socket left there: ours to replace, unless alive */
 		char why[256];
@@ -75,16 +73,24 @@ int control_open(struct server *s)
 				    ? "another dnsnap serve answers there" : "not a socket");
 		unlink(c->path);
 	}
+	/* a path longer than sun_path: bound through /proc/self/fd/DIRFD/NAME */
+	struct sockaddr_un a;
+	int dirfd;
+	if (ctl_addr(c->path, &a, &dirfd) != 0)
+		return fail("serve", c->path, "control socket: %s", strerror(errno));
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	mode_t old = umask(0177); /* 0600 from the start: a socket's mode is the umask's */
 	int b = c->fd < 0 ? -1 : bind(c->fd, (struct sockaddr *)&a, sizeof a);
 	umask(old);
+	if (dirfd >= 0)
+		close(dirfd);
 	if (b != 0 || listen(c->fd, 16) != 0) {
 		int e = errno;
 		return fail("serve", c->path, "control socket: %s", strerror(e));
 	}
 	c->bound = 1;
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->run_mu, NULL);
 	c->queue_tail = &c->queue;
 	c->job_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -370,6 +376,7 @@ void control_stopping(struct server *s)
 	struct ctl_side *c = &s->ctl;
 	if (c->queue_tail == NULL) /* never opened */
 		return;
+	pthread_mutex_lock(&c->run_mu); /* a status or a dump running ends first */
 	pthread_mutex_lock(&c->mu);
 	int was = c->stopping;
 	c->stopping = 1;
@@ -377,8 +384,9 @@ void control_stopping(struct server *s)
 	c->queue = NULL;
 	c->queue_tail = &c->queue;
 	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_unlock(&c->run_mu);
 	if (!was)
-		slog(LOG_DEBUG, "control: stopping: publish, flush and reload refused from now on");
+		slog(LOG_DEBUG, "control: stopping: every command refused from now on");
 	while (q != NULL) {
 		struct ctl_job *next = q->next;
 		static const char *const names[] = { "publish", "flush", "reload" };

@@ -148,18 +148,28 @@ static void client_request(struct server *s, struct client *c, size_t len)
 		client_refuse(c, "%s", "out of memory");
 		return;
 	}
+	struct ctl_side *cs = &s->ctl;
 	struct ctl_job *j = NULL;
-	int rc = control_request(s, argc, argv, f, &j);
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "%s", argv[0]);
+	pthread_mutex_lock(&cs->run_mu);
+	pthread_mutex_lock(&cs->mu);
+	int stopping = cs->stopping;
+	pthread_mutex_unlock(&cs->mu);
+	int rc = stopping ? EXIT_USAGE : control_request(s, argc, argv, f, &j);
+	pthread_mutex_unlock(&cs->run_mu);
 	ctl_free_args(argv, argc);
+	if (stopping) { /* what it would read is being freed */
+		fprintf(f, "e dnsnap control %s: stopping: the server no longer takes it\n", cmd);
+		client_send(c, f, EXIT_USAGE);
+		return;
+	}
 	if (j == NULL) {
 		client_send(c, f, rc);
 		return;
 	}
-	struct ctl_side *cs = &s->ctl;
 	pthread_mutex_lock(&cs->mu);
-	int stopping = cs->stopping;
+	stopping = cs->stopping;
 	if (!stopping) {
 		*cs->queue_tail = j;
 		cs->queue_tail = &j->next;

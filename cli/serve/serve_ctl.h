@@ -46,6 +46,9 @@ struct ctl_side {
 	struct ctl_job *queue, **queue_tail; /* FIFO, for the main thread */
 	struct ctl_job *done;    /* for the control thread */
 	int stopping;            /* the main thread no longer takes jobs */
+	pthread_mutex_t run_mu;  /* held by the control thread while it runs a
+				  * command: once stopping is set under it, none
+				  * reads what the stop frees (the forwarder) */
 	struct ctl_clients *cl;  /* the control thread's (control_io.c) */
 };
 
@@ -56,8 +59,8 @@ int control_open(struct server *s);
 void control_close(struct server *s);
 /** The main thread: job_fd is readable: run the jobs queued, in order. */
 void control_run_jobs(struct server *s);
-/** The main thread stops: the jobs queued and those to come are answered
- * "stopping", exit 2. */
+/** The main thread stops: the jobs queued and every request to come are
+ * answered "stopping", exit 2 (waits for a command the control thread runs). */
 void control_stopping(struct server *s);
 
 /* control.c, for control_io.c: a request whole (argv[0] its command).

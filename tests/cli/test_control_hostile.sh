@@ -12,7 +12,8 @@
 # next publish does not write them back); purge with a cache-only server
 # running (reloaded); a stopping server answers "stopping", exit 2; a
 # deploy's ask of a server whose reply never ends is bounded by --deploy-wait
-# in all; a stale
+# in all; a socket path over sun_path's 108 bytes, bound and reached through
+# /proc/self/fd; a stale
 # answer counts as a miss and as stale, never as a hit; the SIGUSR1 line
 # holds every counter of status --json. No timing is asserted but bounds
 # many times what the work takes.
@@ -324,6 +325,8 @@ kill -TERM "$ppid"
 poll "$T/p.log" "stopping" 30
 expect "a stopping server: publish refused, exit 2" 2 "$bin" control --control "$psock" \
 	publish && err_has "says so" "stopping"
+expect "... status too (nothing of what the stop frees is read)" 2 "$bin" control \
+	--control "$psock" status && err_has "says so" "stopping"
 wait "$ppid"
 upstream mode=answer
 
@@ -337,6 +340,19 @@ ok_if "... the server reloaded the purged file" poll "$T/c.log" "reloaded (dnsna
 ok_if "... and no longer answers it (REFUSED)" sh -c "dig @127.0.0.1 -p $sport +tries=1 \
 	+time=3 fresh.h.test A | grep -q 'status: REFUSED'"
 stop "$cpid"
+
+# ------------------------------------------------------------- a long path
+L=$T/a-directory-name-long-enough-to-pass/the-108-bytes-of-a-unix-socket-path/beside-the-snapshot
+mkdir -p "$L"
+# shellcheck disable=SC2086 # $fast: words
+start long "$L/l.snap" --upstream "127.0.0.1:$up" --snapshot-every 0 $fast || exit 1
+lsock=$(ls "$L"/l.snap.ctl.* 2>/dev/null)
+ok_if "a SNAP whose socket path is over 108 bytes (${#lsock}): the socket beside it" \
+	[ "${#lsock}" -gt 108 -a -S "$lsock" ]
+expect "... dnsnap control SNAP reaches it" 0 "$bin" control "$L/l.snap" status
+expect "... and --control PATH" 0 "$bin" control --control "$lsock" status
+stop "$spid"
+ok_if "... removed at exit" not test -e "$lsock"
 
 # ------------------------------------------------------------- a deploy's ask, bounded
 S5=$T/d.snap
