@@ -43,6 +43,73 @@
 
 /* ------------------------------------------------------------- socket */
 
+/* A listening socket at @p path, mode 0600 (a path longer than sun_path
+ * bound through /proc/self/fd/DIRFD/NAME). @return it, or -1 (errno) */
+static int bind_listen(const char *path)
+{
+	struct sockaddr_un a;
+	int dirfd;
+	if (ctl_addr(path, &a, &dirfd) != 0)
+		return -1;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	mode_t old = umask(0177); /* 0600 from the start: a socket's mode is the umask's */
+	int b = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof a);
+	umask(old);
+	int e = errno;
+	if (dirfd >= 0)
+		close(dirfd);
+	if (b != 0 || listen(fd, 16) != 0) {
+		e = b != 0 ? e : errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* The directory SNAP's final target is in, by device and inode. @return 0 or -1 */
+static int dir_of(const char *snap, struct stat *st)
+{
+	char target[CTL_PATH_MAX];
+	if (dnsnap_path_target(snap, target, sizeof target) != 0)
+		return -1;
+	char *slash = strrchr(target, '/');
+	if (slash == target)
+		slash[1] = 0;
+	else if (slash != NULL)
+		*slash = 0;
+	return stat(slash != NULL ? target : ".", st);
+}
+
+void control_recheck(struct server *s)
+{
+	struct ctl_side *c = &s->ctl;
+	struct stat now;
+	if (s->cfg->control != NULL || dir_of(s->path, &now) != 0 ||
+	    (now.st_dev == c->dir.st_dev && now.st_ino == c->dir.st_ino))
+		return;
+	/* SNAP names a file elsewhere now (a link moved): the socket moves
+	 * beside it, where dnsnap control SNAP looks */
+	char path[CTL_PATH_MAX], err[512];
+	int fd;
+	if (ctl_path(s->path, (long)getpid(), path, sizeof path, err, sizeof err) != 0 ||
+	    (fd = bind_listen(path)) < 0) {
+		slog(LOG_WARNING, "control: %s moved to another directory, the control socket "
+		     "could not follow it (%s): dnsnap control --control %s reaches it", s->path,
+		     err[0] ? err : strerror(errno), c->path);
+		c->dir = now; /* said once */
+		return;
+	}
+	slog(LOG_INFO, "control: %s is in another directory now: the control socket moves "
+	     "from %s to %s", s->path, c->path, path);
+	close(c->fd);
+	unlink(c->path);
+	c->fd = fd;
+	memcpy(c->path, path, sizeof path);
+	c->dir = now;
+}
+
 int control_open(struct server *s)
 {
 	struct ctl_side *c = &s->ctl;
@@ -73,21 +140,10 @@ int control_open(struct server *s)
 				    ? "another dnsnap serve answers there" : "not a socket");
 		unlink(c->path);
 	}
-	/* a path longer than sun_path: bound through /proc/self/fd/DIRFD/NAME */
-	struct sockaddr_un a;
-	int dirfd;
-	if (ctl_addr(c->path, &a, &dirfd) != 0)
+	if ((c->fd = bind_listen(c->path)) < 0)
 		return fail("serve", c->path, "control socket: %s", strerror(errno));
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	mode_t old = umask(0177); /* 0600 from the start: a socket's mode is the umask's */
-	int b = c->fd < 0 ? -1 : bind(c->fd, (struct sockaddr *)&a, sizeof a);
-	umask(old);
-	if (dirfd >= 0)
-		close(dirfd);
-	if (b != 0 || listen(c->fd, 16) != 0) {
-		int e = errno;
-		return fail("serve", c->path, "control socket: %s", strerror(e));
-	}
+	if (s->cfg->control == NULL)
+		dir_of(s->path, &c->dir);
 	c->bound = 1;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->run_mu, NULL);

@@ -46,7 +46,7 @@ struct client {
 
 struct ctl_clients {
 	struct client c[CTL_CLIENTS_MAX];
-	int64_t last_keepalive;
+	int64_t last_keepalive, last_recheck;
 };
 
 static void wake(int fd)
@@ -365,6 +365,10 @@ static void *control_main(void *arg)
 		control_keepalive(s);
 		if (pf[0].revents & POLLIN)
 			client_accept(s);
+		if (now - cl->last_recheck >= 1000) {
+			cl->last_recheck = now;
+			control_recheck(s);
+		}
 	}
 	return NULL;
 }

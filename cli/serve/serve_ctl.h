@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "ctl.h"
 #include "cli.h"
@@ -37,6 +38,7 @@ struct ctl_side {
 	int fd;                  /* listening, -1: none */
 	int bound;               /* path is ours: removed at the end */
 	char path[CTL_PATH_MAX];
+	struct stat dir;         /* the directory of SNAP's target it is in (default) */
 	int job_fd;              /* eventfd: jobs queued for the main thread */
 	int done_fd;             /* eventfd: jobs done, or the thread to end */
 	pthread_t thread;
@@ -76,6 +78,9 @@ void control_job_free(struct ctl_job *j);
  * once per CTL_KEEPALIVE_MS (a long dump calls it as it goes) */
 void control_keepalive(struct server *s);
 int control_io_start(struct server *s);
+/** The control thread, once a second: SNAP's target is still in the
+ * directory the default socket is in; else the socket moves there. */
+void control_recheck(struct server *s);
 void control_io_stop(struct server *s);
 
 /* control_cache.c: the commands on the live cache (argv[0] the command's name;

@@ -13,7 +13,8 @@
 # running (reloaded); a stopping server answers "stopping", exit 2; a
 # deploy's ask of a server whose reply never ends is bounded by --deploy-wait
 # in all; a socket path over sun_path's 108 bytes, bound and reached through
-# /proc/self/fd; a stale
+# /proc/self/fd; the socket moving with SNAP's link to another directory; a
+# stale
 # answer counts as a miss and as stale, never as a hit; the SIGUSR1 line
 # holds every counter of status --json. No timing is asserted but bounds
 # many times what the work takes.
@@ -353,6 +354,20 @@ expect "... dnsnap control SNAP reaches it" 0 "$bin" control "$L/l.snap" status
 expect "... and --control PATH" 0 "$bin" control --control "$lsock" status
 stop "$spid"
 ok_if "... removed at exit" not test -e "$lsock"
+
+# ------------------------------------------------------------- SNAP moves
+mkdir -p "$T/d1" "$T/d2"
+ln -s d1/m.snap "$T/m.snap"
+# shellcheck disable=SC2086 # $fast: words
+start move "$T/m.snap" --upstream "127.0.0.1:$up" --snapshot-every 0 $fast || exit 1
+mpid=$spid
+ok_if "SNAP a link to d1/m.snap: the socket in d1" sh -c "ls '$T'/d1/m.snap.ctl.$mpid.* >/dev/null"
+ln -sfn d2/m.snap "$T/m.snap"
+ok_if "the link moved to d2/m.snap: the socket follows within seconds" \
+	poll "$T/move.log" "the control socket moves" 50
+expect "... dnsnap control SNAP reaches it there" 0 "$bin" control "$T/m.snap" status
+ok_if "... none left in d1" not sh -c "ls '$T'/d1/m.snap.ctl.* >/dev/null 2>&1"
+stop "$mpid"
 
 # ------------------------------------------------------------- a deploy's ask, bounded
 S5=$T/d.snap
