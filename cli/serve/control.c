@@ -86,7 +86,7 @@ void control_recheck(struct server *s)
 {
 	struct ctl_side *c = &s->ctl;
 	struct stat now;
-	if (s->cfg->control != NULL || dir_of(s->path, &now) != 0 ||
+	if (dir_of(s->path, &now) != 0 ||
 	    (now.st_dev == c->dir.st_dev && now.st_ino == c->dir.st_ino))
 		return;
 	/* SNAP names a file elsewhere now (a link moved): the socket moves
@@ -110,41 +110,49 @@ void control_recheck(struct server *s)
 	c->dir = now;
 }
 
-int control_open(struct server *s)
+/* --control PATH, besides the default: a socket left there is replaced
+ * unless a server answers on it. @return 0 or EXIT_USAGE (reported) */
+static int open_extra(struct ctl_side *c, const char *path)
 {
-	struct ctl_side *c = &s->ctl;
-	char err[512];
-	c->fd = -1;
-	if (s->cfg->control != NULL) {
-		snprintf(c->path, sizeof c->path, "%s", s->cfg->control);
-	} else {
-		ctl_remove_stale(s->path); /* a killed server's */
-		if (ctl_path(s->path, (long)getpid(), c->path, sizeof c->path, err, sizeof err))
-			return fail("serve", NULL, "--control: %s", err);
-	}
-	if (strlen(c->path) >= CTL_PATH_MAX)
-		return fail("serve", c->path, "--control: a path of at most %d bytes",
+	snprintf(c->extra_path, sizeof c->extra_path, "%s", path);
+	if (strlen(path) >= CTL_PATH_MAX)
+		return fail("serve", path, "--control: a path of at most %d bytes",
 			    CTL_PATH_MAX - 1);
 	struct stat st;
-	if (lstat(c->path, &st) == 0) { /* a socket left there: ours to replace, unless alive */
+	if (lstat(path, &st) == 0) {
 		char why[256];
 		char *const probe[] = { "status", NULL };
 		FILE *null = fopen("/dev/null", "w");
 		struct ctl_bounds bd = { 2000, 2000 };
-		int alive = null == NULL || ctl_call(c->path, 1, probe, null, null, &bd, why,
+		int alive = null == NULL || ctl_call(path, 1, probe, null, null, &bd, why,
 						     sizeof why) != CTL_DEAD;
 		if (null != NULL)
 			fclose(null);
 		if (!S_ISSOCK(st.st_mode) || alive)
-			return fail("serve", c->path, "--control: %s", alive
+			return fail("serve", path, "--control: %s", alive
 				    ? "another dnsnap serve answers there" : "not a socket");
-		unlink(c->path);
+		unlink(path);
 	}
+	if ((c->extra_fd = bind_listen(path)) < 0)
+		return fail("serve", path, "--control: %s", strerror(errno));
+	c->extra_bound = 1;
+	return 0;
+}
+
+int control_open(struct server *s)
+{
+	struct ctl_side *c = &s->ctl;
+	char err[512];
+	c->fd = c->extra_fd = -1;
+	ctl_remove_stale(s->path); /* a killed server's */
+	if (ctl_path(s->path, (long)getpid(), c->path, sizeof c->path, err, sizeof err))
+		return fail("serve", NULL, "control socket: %s", err);
 	if ((c->fd = bind_listen(c->path)) < 0)
 		return fail("serve", c->path, "control socket: %s", strerror(errno));
-	if (s->cfg->control == NULL)
-		dir_of(s->path, &c->dir);
+	dir_of(s->path, &c->dir);
 	c->bound = 1;
+	if (s->cfg->control != NULL && open_extra(c, s->cfg->control))
+		return EXIT_USAGE;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->run_mu, NULL);
 	c->queue_tail = &c->queue;
@@ -171,6 +179,12 @@ void control_close(struct server *s)
 	if (c->bound)
 		unlink(c->path);
 	c->bound = 0;
+	if (c->extra_fd >= 0)
+		close(c->extra_fd);
+	c->extra_fd = -1;
+	if (c->extra_bound)
+		unlink(c->extra_path);
+	c->extra_bound = 0;
 }
 
 /* ----------------------------------------------------------- commands */

@@ -246,10 +246,10 @@ static void client_write(struct client *c)
 }
 
 /* A new client: a free slot, or told the server is busy */
-static void client_accept(struct server *s)
+static void client_accept(struct server *s, int lfd)
 {
 	struct ctl_clients *cl = s->ctl.cl;
-	int fd = accept4(s->ctl.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
 	struct ucred cr = { .uid = (uid_t)-1 };
@@ -334,16 +334,17 @@ static void *control_main(void *arg)
 {
 	struct server *s = arg;
 	struct ctl_clients *cl = s->ctl.cl;
-	struct pollfd pf[CTL_CLIENTS_MAX + 2];
+	struct pollfd pf[CTL_CLIENTS_MAX + 3];
 	while (!atomic_load(&s->ctl.quit)) {
 		pf[0] = (struct pollfd){ .fd = s->ctl.fd, .events = POLLIN };
 		pf[1] = (struct pollfd){ .fd = s->ctl.done_fd, .events = POLLIN };
+		pf[CTL_CLIENTS_MAX + 2] = (struct pollfd){ .fd = s->ctl.extra_fd, .events = POLLIN };
 		for (int i = 0; i < CTL_CLIENTS_MAX; i++) {
 			struct client *c = &cl->c[i];
 			short ev = c->state == C_READ ? POLLIN : c->state == C_SEND ? POLLOUT : 0;
 			pf[i + 2] = (struct pollfd){ .fd = ev ? c->fd : -1, .events = ev };
 		}
-		if (poll(pf, CTL_CLIENTS_MAX + 2, CTL_KEEPALIVE_MS / 4) < 0 && errno != EINTR)
+		if (poll(pf, CTL_CLIENTS_MAX + 3, CTL_KEEPALIVE_MS / 4) < 0 && errno != EINTR)
 			break;
 		if (pf[1].revents & POLLIN)
 			jobs_done(s);
@@ -364,7 +365,9 @@ static void *control_main(void *arg)
 			deadlines(&cl->c[i], now);
 		control_keepalive(s);
 		if (pf[0].revents & POLLIN)
-			client_accept(s);
+			client_accept(s, s->ctl.fd);
+		if (pf[CTL_CLIENTS_MAX + 2].revents & POLLIN)
+			client_accept(s, s->ctl.extra_fd);
 		if (now - cl->last_recheck >= 1000) {
 			cl->last_recheck = now;
 			control_recheck(s);

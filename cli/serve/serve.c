@@ -178,7 +178,7 @@ static int server_start(struct server *s)
 	int err = dnsnap_cache_new(&co, &s->cache);
 	if (err != DNSNAP_OK)
 		return fail(CMD, NULL, "%s", dnsnap_strerror(err));
-	s->ctl.fd = s->ctl.job_fd = s->ctl.done_fd = -1;
+	s->ctl.fd = s->ctl.extra_fd = s->ctl.job_fd = s->ctl.done_fd = -1;
 	/* a deploy: the servers of SNAP asked to publish what they learned since
 	 * their last publish, before this one maps the file and answers */
 	if (c->forwarding)

@@ -37,7 +37,9 @@ struct ctl_job {
 struct ctl_side {
 	int fd;                  /* listening, -1: none */
 	int bound;               /* path is ours: removed at the end */
-	char path[CTL_PATH_MAX];
+	char path[CTL_PATH_MAX]; /* TARGET.ctl.PID.RAND, beside SNAP's target */
+	int extra_fd, extra_bound; /* --control PATH, as well */
+	char extra_path[CTL_PATH_MAX];
 	struct stat dir;         /* the directory of SNAP's target it is in (default) */
 	int job_fd;              /* eventfd: jobs queued for the main thread */
 	int done_fd;             /* eventfd: jobs done, or the thread to end */
@@ -54,8 +56,8 @@ struct ctl_side {
 	struct ctl_clients *cl;  /* the control thread's (control_io.c) */
 };
 
-/** The socket at --control, or beside SNAP (TARGET.ctl.PID), mode 0600, and
- * the control thread. @return 0 or EXIT_USAGE (reported) */
+/** The socket beside SNAP (TARGET.ctl.PID.RAND) and the one at --control, if
+ * given, mode 0600, and the control thread. @return 0 or EXIT_USAGE (reported) */
 int control_open(struct server *s);
 /** End the thread, close the socket and remove its file. */
 void control_close(struct server *s);

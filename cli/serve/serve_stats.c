@@ -283,6 +283,8 @@ void status_print(struct server *s, int json, FILE *out)
 	jw_ku64(&j, "uptime_seconds", st->now - s->start_time);
 	jw_kstr(&j, "file", s->path);
 	jw_kstr(&j, "control", s->ctl.path);
+	if (s->ctl.extra_bound)
+		jw_kstr(&j, "control_extra", s->ctl.extra_path);
 	if (st->l2.on)
 		jw_kstr(&j, "l2_url", s->cfg->l2.url);
 	metrics_json(st, &j);

@@ -13,8 +13,8 @@
 # running (reloaded); a stopping server answers "stopping", exit 2; a
 # deploy's ask of a server whose reply never ends is bounded by --deploy-wait
 # in all; a socket path over sun_path's 108 bytes, bound and reached through
-# /proc/self/fd; the socket moving with SNAP's link to another directory; a
-# stale
+# /proc/self/fd; the socket moving with SNAP's link to another directory;
+# serve --control PATH a socket besides the default; a stale
 # answer counts as a miss and as stale, never as a hit; the SIGUSR1 line
 # holds every counter of status --json. No timing is asserted but bounds
 # many times what the work takes.
@@ -368,6 +368,16 @@ ok_if "the link moved to d2/m.snap: the socket follows within seconds" \
 expect "... dnsnap control SNAP reaches it there" 0 "$bin" control "$T/m.snap" status
 ok_if "... none left in d1" not sh -c "ls '$T'/d1/m.snap.ctl.* >/dev/null 2>&1"
 stop "$mpid"
+
+# ------------------------------------------------------------- --control PATH as well
+# shellcheck disable=SC2086 # $fast: words
+start extra "$T/x.snap" --upstream "127.0.0.1:$up" --snapshot-every 0 --control "$T/extra.sock" \
+	$fast || exit 1
+expect "serve --control PATH: reached at PATH" 0 "$bin" control --control "$T/extra.sock" status
+expect "... and by SNAP, beside it, as well" 0 "$bin" control "$T/x.snap" status
+stop "$spid"
+ok_if "... both removed at exit" sh -c "! test -e '$T/extra.sock' && ! ls '$T'/x.snap.ctl.* \
+	>/dev/null 2>&1"
 
 # ------------------------------------------------------------- a deploy's ask, bounded
 S5=$T/d.snap
