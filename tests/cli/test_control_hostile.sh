@@ -14,7 +14,8 @@
 # deploy's ask of a server whose reply never ends is bounded by --deploy-wait
 # in all; a socket path over sun_path's 108 bytes, bound and reached through
 # /proc/self/fd; the socket moving with SNAP's link to another directory;
-# serve --control PATH a socket besides the default; a stale
+# serve --control PATH a socket besides the default; a flush with Redis not
+# reached is exit 2 (and stops a purge); a stale
 # answer counts as a miss and as stale, never as a hit; the SIGUSR1 line
 # holds every counter of status --json. No timing is asserted but bounds
 # many times what the work takes.
@@ -378,6 +379,22 @@ expect "... and by SNAP, beside it, as well" 0 "$bin" control "$T/x.snap" status
 stop "$spid"
 ok_if "... both removed at exit" sh -c "! test -e '$T/extra.sock' && ! ls '$T'/x.snap.ctl.* \
 	>/dev/null 2>&1"
+
+# ------------------------------------------------------------- Redis not reached
+# shellcheck disable=SC2086 # $fast: words
+start r "$T/r.snap" --upstream "127.0.0.1:$up" --snapshot-every 0 --l2 redis://127.0.0.1:1 \
+	--l2-wait 5 $fast || exit 1
+a_of "$sport" gone.h.test >/dev/null
+a_of "$sport" kept.h.test >/dev/null
+expect "flush with --l2 and Redis not reached: exit 2" 2 "$bin" control "$T/r.snap" flush \
+	--name gone.h.test && err_has "says Redis" "dnsnap control flush: Redis: not reached"
+ok_if "... memory flushed all the same" grep -q "flushed 1 entry from memory" "$T/out"
+expect "purge with that server running: exit 2 (the flush failed)" 2 "$bin" purge \
+	"$T/r.snap" --name kept.h.test &&
+	err_has "... saying why" "Redis: not reached"
+expect "... the server's memory and file flushed before Redis failed" 1 "$bin" control \
+	"$T/r.snap" dump --name kept.h.test
+stop "$spid"
 
 # ------------------------------------------------------------- a deploy's ask, bounded
 S5=$T/d.snap
