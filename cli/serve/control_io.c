@@ -34,7 +34,6 @@ enum { C_FREE, C_READ, C_WAIT, C_SEND };
 struct client {
 	int fd, state, dead;
 	int64_t since;           /* READ: the connect; SEND: the last byte taken */
-	int64_t last_w;          /* WAIT: the last "w" */
 	uid_t uid;
 	size_t in_n;
 	char *in;                /* the request read so far (CTL_REQUEST_BYTES) */
@@ -152,6 +151,7 @@ static void client_request(struct server *s, struct client *c, size_t len)
 	struct ctl_job *j = NULL;
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "%s", argv[0]);
+	c->state = C_WAIT; /* a long dump here: its own "w" lines too */
 	pthread_mutex_lock(&cs->run_mu);
 	pthread_mutex_lock(&cs->mu);
 	int stopping = cs->stopping;
@@ -188,7 +188,6 @@ static void client_request(struct server *s, struct client *c, size_t len)
 	wake(cs->job_fd);
 	c->job = j;
 	c->state = C_WAIT;
-	c->last_w = ctl_now_ms();
 }
 
 /* POLLIN on a client reading its request */
