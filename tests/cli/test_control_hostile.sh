@@ -258,6 +258,7 @@ stop "$apid"
 # ------------------------------------------------------------- purge --expired
 upstream "mode=answer ttl=2"
 S2=$T/e.snap
+# shellcheck disable=SC2086 # $fast: words
 start e "$S2" --upstream "127.0.0.1:$up" --serve-stale 3600 --snapshot-every 0 $fast ||
 	exit 1
 epid=$spid
