@@ -178,7 +178,7 @@ static int server_start(struct server *s)
 	int err = dnsnap_cache_new(&co, &s->cache);
 	if (err != DNSNAP_OK)
 		return fail(CMD, NULL, "%s", dnsnap_strerror(err));
-	s->ctl.fd = -1;
+	s->ctl.fd = s->ctl.extra_fd = s->ctl.job_fd = s->ctl.done_fd = -1;
 	/* a deploy: the servers of SNAP asked to publish what they learned since
 	 * their last publish, before this one maps the file and answers */
 	if (c->forwarding)
@@ -237,7 +237,7 @@ static int server_run(struct server *s, int sfd)
 	int64_t last_publish = mono_ms(), last_tick = mono_ms();
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
-					{ .fd = s->ctl.fd, .events = POLLIN } };
+					{ .fd = s->ctl.job_fd, .events = POLLIN } };
 		int64_t wait = 1000 - (mono_ms() - last_tick);
 		int pr = poll(pf, 2, wait > 0 ? (int)wait : 0);
 		if (mono_ms() - last_tick >= 1000) { /* whatever else comes meanwhile */
@@ -246,8 +246,8 @@ static int server_run(struct server *s, int sfd)
 		}
 		if (pr <= 0)
 			continue;
-		if (pf[1].revents & POLLIN) /* a control client (dnsnap control) */
-			control_serve(s);
+		if (pf[1].revents & POLLIN) /* publish, flush, reload (dnsnap control) */
+			control_run_jobs(s);
 		if (!(pf[0].revents & POLLIN))
 			continue;
 		struct signalfd_siginfo si;
@@ -286,6 +286,7 @@ static int server_stop(struct server *s, int rc, int started)
 	const struct serve_config *c = s->cfg;
 	unsigned up_ms = c->fwd.timeout_ms * c->fwd.tries + 1000;
 	notify_systemd("STOPPING=1");
+	control_stopping(s); /* what is asked from now on: "stopping", exit 2 */
 	if (started && rc == 0 && c->forwarding && publish(s, "stopping") != 0)
 		rc = EXIT_USAGE;
 	if (started)

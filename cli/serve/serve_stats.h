@@ -62,7 +62,9 @@ static inline void count_outcome(struct tstat *c, int outcome, const dnsnap_look
 	case SERVE_DROP:
 		bump(c, C_DROP + DROP_MALFORMED);
 		break;
-	case SERVE_HIT:
+	case SERVE_HIT: /* a stale answer is a miss and stale, never a hit */
+		if (lk->stale)
+			bump(c, C_MISS);
 		bump(c, lk->stale ? C_STALE : lk->tier == DNSNAP_TIER_MEMORY ? C_HIT_MEM : C_HIT_MAP);
 		break;
 	case SERVE_MISS: /* a miss of a cache-only server; forwarded ones are counted

@@ -706,11 +706,11 @@ static void test_log(void **state)
 
 static void log_long(void)
 {
-	char big[3000];
+	static char big[SLOG_LINE_MAX * 3]; /* over the line, whatever its bound */
 	memset(big, 'x', sizeof big - 1);
 	big[sizeof big - 1] = 0;
 	slog(LOG_WARNING, "%s", big);
-	memset(big, '\n', 600);
+	memset(big, '\n', SLOG_LINE_MAX / 2); /* each 4 bytes, \x0a: twice the line */
 	slog(LOG_WARNING, "%s", big);
 }
 
