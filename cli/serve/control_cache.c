@@ -100,7 +100,8 @@ static int live_collect(struct server *s, const filter_t *f, int expired, uint32
 		live_free(ls);
 		return -1;
 	}
-	qsort(ls->v, ls->n, sizeof *ls->v, live_cmp);
+	if (ls->n > 1) /* v is NULL when nothing matched: qsort() must not be given it */
+		qsort(ls->v, ls->n, sizeof *ls->v, live_cmp);
 	return 0;
 }
 
