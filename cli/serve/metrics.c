@@ -335,6 +335,12 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 		"TCP connections closed at once: over the connection limit.", st->tcp_refused);
 	counter(out, "dnsnap_tcp_connections_idle_closed_total",
 		"TCP connections closed for sending no whole query in time.", st->tcp_idle_closed);
+	counter(out, "dnsnap_tcp_connections_evicted_total",
+		"TCP connections closed, idle longest, to make room for a new one.",
+		st->tcp_evicted);
+	counter(out, "dnsnap_tcp_connections_refused_source_total",
+		"TCP connections closed at once: their source had --tcp-per-source open.",
+		st->tcp_refused_source);
 	family(out, "dnsnap_answer_latency_seconds", "histogram",
 	       "Time from a query's arrival to its reply, by where the answer came from.");
 	h = of_hist(&st->answer_latency_cache);
@@ -446,6 +452,8 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_ku64(j, "tcp_connections", st->tcp_connections);
 	jw_ku64(j, "tcp_refused", st->tcp_refused);
 	jw_ku64(j, "tcp_closed_idle", st->tcp_idle_closed);
+	jw_ku64(j, "tcp_evicted", st->tcp_evicted);
+	jw_ku64(j, "tcp_refused_source", st->tcp_refused_source);
 
 	jw_ku64(j, "hits_memory", st->hits_memory);
 	jw_ku64(j, "hits_map", st->hits_map);

@@ -50,6 +50,7 @@ struct serve_stats {
 	uint64_t rcode[RC_N];                /* every reply sent, by rcode */
 	uint64_t drops[DROP_N];
 	uint64_t tcp_connections, tcp_refused, tcp_idle_closed;
+	uint64_t tcp_evicted, tcp_refused_source; /* idle longest closed; over --tcp-per-source */
 	struct hist answer_latency_cache;    /* received -> reply sent, cache answers */
 	struct hist answer_latency_upstream; /* received -> reply sent, after an upstream query */
 	struct hist answer_latency_l2;       /* received -> reply sent, from the second level */

@@ -51,6 +51,8 @@ void collect(void *arg, struct serve_stats *st)
 	st->tcp_connections = t[C_CONNS];
 	st->tcp_refused = t[C_CONN_REFUSED];
 	st->tcp_idle_closed = t[C_CONN_IDLE];
+	st->tcp_evicted = t[C_CONN_EVICTED];
+	st->tcp_refused_source = t[C_CONN_SOURCE];
 	if (s->fwd.f != NULL) {
 		st->forwarding = 1;
 		dnsnap_fwd_stats(s->fwd.f, &st->fwd);
@@ -139,7 +141,8 @@ void counters_line(const struct serve_stats *st, char *b, size_t cap)
 	    "servfail_upstream %llu, refused_acl %llu; replies by rcode: noerror %llu, "
 	    "formerr %llu, servfail %llu, nxdomain %llu, notimp %llu, refused %llu, badvers "
 	    "%llu, rcode_other %llu; dropped %llu, truncated %llu; tcp_connections %llu "
-	    "(tcp_refused %llu, tcp_closed_idle %llu); cache_entries %llu, cache_bytes %llu; "
+	    "(tcp_refused %llu, tcp_refused_source %llu, tcp_closed_idle %llu, tcp_evicted "
+	    "%llu); cache_entries %llu, cache_bytes %llu; "
 	    "map_entries %llu, damaged_entries %llu", U(st->queries_udp + st->queries_tcp),
 	    U(st->queries_udp), U(st->queries_tcp),
 	    U(st->hits_memory + st->hits_map + st->hits_l2 + st->stale), U(st->hits_memory),
@@ -148,7 +151,8 @@ void counters_line(const struct serve_stats *st, char *b, size_t cap)
 	    U(st->rcode[RC_NOERROR]), U(st->rcode[RC_FORMERR]), U(st->rcode[RC_SERVFAIL]),
 	    U(st->rcode[RC_NXDOMAIN]), U(st->rcode[RC_NOTIMP]), U(st->rcode[RC_REFUSED]),
 	    U(st->rcode[RC_BADVERS]), U(st->rcode[RC_OTHER]), U(drops), U(st->truncated),
-	    U(st->tcp_connections), U(st->tcp_refused), U(st->tcp_idle_closed),
+	    U(st->tcp_connections), U(st->tcp_refused), U(st->tcp_refused_source),
+	    U(st->tcp_idle_closed), U(st->tcp_evicted),
 	    U(st->cache_entries), U(st->cache_bytes), U(st->map_entries), U(st->map_damaged));
 	if (!st->l2.on)
 		return;
