@@ -189,7 +189,8 @@ static int server_start(struct server *s)
 		return EXIT_USAGE;
 	if (c->metrics != NULL) {
 		char e[256];
-		if (metrics_http_start(c->metrics, collect, s, &s->metrics, e, sizeof e) != 0)
+		if (metrics_http_start(c->metrics, collect, metrics_allowed, s, &s->metrics, e,
+				       sizeof e) != 0)
 			return fail(CMD, NULL, "--metrics: %s", e);
 	}
 	if (c->user != NULL && drop_privileges(c->user))

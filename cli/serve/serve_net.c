@@ -62,6 +62,15 @@ int allowed(const struct server *s, const struct sockaddr_storage *sa)
 	return cidr_list_match(s->cfg->allow, s->cfg->nallow, sa);
 }
 
+int metrics_allowed(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+	const struct server *s = arg;
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof ss);
+	memcpy(&ss, sa, len < sizeof ss ? len : sizeof ss);
+	return cidr_list_match(s->cfg->metrics_allow, s->cfg->nmetrics_allow, &ss);
+}
+
 /* For a wildcard socket: answer from the address the query was sent to
  * (IP_PKTINFO, IPV6_PKTINFO), else a multi-homed host may answer from
  * another one and the client drops the reply. Rewrites the received

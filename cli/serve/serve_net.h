@@ -121,6 +121,8 @@ struct net_side {
 int allowed(const struct server *s, const struct sockaddr_storage *sa);
 /** Whether @p sa is in the @p n prefixes of @p list (IPv4-mapped as IPv4). */
 int cidr_list_match(const struct cidr *list, int n, const struct sockaddr_storage *sa);
+/** --metrics-allow, for the metrics' accept policy (@p arg: the server). */
+int metrics_allowed(void *arg, const struct sockaddr *sa, socklen_t len);
 /** The idle time after which a TCP connection is closed, for @p used of
  * @p cap slots taken (ms): TCP_IDLE_MS down to TCP_IDLE_MIN_MS. */
 int64_t tcp_idle_limit(int used, int cap);

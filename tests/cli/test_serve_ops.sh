@@ -78,6 +78,18 @@ expect "--allow with host bits: exit 2" 2 "$bin" serve "$T/x.snap" --upstream 12
 	--allow 10.0.0.1/8 && err_has "names the prefix" "10.0.0.1/8 has bits set past its prefix"
 expect "--allow not a prefix: exit 2" 2 "$bin" serve "$T/x.snap" --allow 10.0.0.0/33 &&
 	err_has "names it" "not ADDR or ADDR/BITS (IPv4 or IPv6): 10.0.0.0/33"
+expect "--tcp-max 0: exit 2" 2 "$bin" serve "$T/x.snap" --tcp-max 0 &&
+	err_has "says the floor" "--tcp-max: at least 1"
+expect "--tcp-per-source not a number: exit 2" 2 "$bin" serve "$T/x.snap" --tcp-per-source x &&
+	err_has "names it" "--tcp-per-source"
+expect "--tcp-source-prefix 33,56: exit 2" 2 "$bin" serve "$T/x.snap" \
+	--tcp-source-prefix 33,56 && err_has "says the ranges" "IPv4 0-32, IPv6 0-128, not 33,56"
+expect "--tcp-source-prefix 24: exit 2" 2 "$bin" serve "$T/x.snap" --tcp-source-prefix 24 &&
+	err_has "says the form" "not V4,V6 (e.g. 24,56): 24"
+expect "--metrics-allow without --metrics: exit 2" 2 "$bin" serve "$T/x.snap" \
+	--metrics-allow 10.0.0.0/8 && err_has "says what it needs" "--metrics-allow needs --metrics"
+expect "--metrics-allow not a prefix: exit 2" 2 "$bin" serve "$T/x.snap" --metrics 127.0.0.1:0 \
+	--metrics-allow 10.0.0.1/8 && err_has "names it" "--metrics-allow: 10.0.0.1/8 has bits set"
 expect "--max-bytes not a size: exit 2" 2 "$bin" serve "$T/x.snap" --max-bytes 12X &&
 	err_has "names it" "--max-bytes: not a size"
 expect "--log-level unknown: exit 2" 2 "$bin" serve "$T/x.snap" --log-level loud &&
