@@ -11,6 +11,10 @@ tests/e2e/hostile.sh and bench/hostile/.
       sends N queries, each on a new connection (as dig +tcp does), each
       given --timeout seconds (connect and answer); prints
       "answered A of N".
+  tcphog.py ask --server IP:PORT [--tcp] QNAME TYPE CLASS...
+      one query per TYPE/CLASS pair (numbers), RD=1 with EDNS (1232), over
+      UDP or TCP; prints "TYPE CLASS RCODE" per pair (RCODE a number, or
+      "none": no reply in --timeout seconds).
   tcphog.py slowhttp --server IP:PORT --conns N --status FILE
       holds N HTTP connections open, each sending a request one byte a
       second (a slowloris); each one closed is opened again.
@@ -27,11 +31,47 @@ import sys
 import time
 
 
-def query(qname, qid):
-    q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0)
+def query(qname, qid, qtype=1, qclass=1, edns=False):
+    q = struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 1 if edns else 0)
     for label in qname.rstrip(".").split("."):
         q += bytes([len(label)]) + label.encode()
-    return q + b"\x00" + struct.pack(">HH", 1, 1)
+    q += b"\x00" + struct.pack(">HH", qtype, qclass)
+    if edns:
+        q += b"\x00" + struct.pack(">HHIH", 41, 1232, 0, 0)
+    return q
+
+
+def ask(a):
+    server = hostport(a.server)
+    pairs = a.args[1:]
+    for k in range(0, len(pairs) - 1, 2):
+        qtype, qclass = int(pairs[k]), int(pairs[k + 1])
+        qid = random.randrange(65536)
+        q = query(a.args[0], qid, qtype, qclass, edns=True)
+        rcode = "none"
+        try:
+            if a.tcp:
+                s = connect(server, a.source, a.timeout)
+                s.sendall(struct.pack(">H", len(q)) + q)
+                buf = b""
+                while len(buf) < 2 or len(buf) < 2 + struct.unpack(">H", buf[:2])[0]:
+                    d = s.recv(65536)
+                    if not d:
+                        break
+                    buf += d
+                r = buf[2:]
+            else:
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.settimeout(a.timeout)
+                s.sendto(q, server)
+                r = s.recv(65536)
+            s.close()
+            if len(r) >= 12 and r[:2] == struct.pack(">H", qid):
+                rcode = str(r[3] & 15)
+        except OSError:
+            pass
+        print(qtype, qclass, rcode)
+    return 0
 
 
 def hostport(s):
@@ -51,9 +91,12 @@ def connect(server, source, timeout):
 
 def write_status(path, text):
     tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text + "\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            f.write(text + "\n")
+        os.replace(tmp, path)
+    except OSError:  # the test's directory gone: the test ended
+        sys.exit(0)
 
 
 class Held:
@@ -190,7 +233,9 @@ def slowhttp(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["hog", "probe", "slowhttp"])
+    p.add_argument("mode", choices=["hog", "probe", "slowhttp", "ask"])
+    p.add_argument("args", nargs="*")
+    p.add_argument("--tcp", action="store_true")
     p.add_argument("--server", required=True)
     p.add_argument("--source", default="")
     p.add_argument("--conns", type=int, default=128)
@@ -201,8 +246,8 @@ def main():
     p.add_argument("--gap", type=float, default=0.1)
     p.add_argument("--timeout", type=float, default=2.0)
     p.add_argument("--qname", default="www.example.test")
-    a = p.parse_args()
-    return {"hog": hog, "probe": probe, "slowhttp": slowhttp}[a.mode](a)
+    a = p.parse_intermixed_args()
+    return {"hog": hog, "probe": probe, "slowhttp": slowhttp, "ask": ask}[a.mode](a)
 
 
 if __name__ == "__main__":
