@@ -218,6 +218,71 @@ if start small "$T/small.snap" --upstream "127.0.0.1:$up" --max-bytes 1M; then
 	stop "$spid"
 fi
 
+# ------------------------------------- --tcp-per-source, --tcp-source-prefix
+# two connections held from 127.0.0.2 with --tcp-per-source 2 and
+# --tcp-source-prefix 24,56: one from 127.0.0.3 (the same /24) is closed
+# unanswered, a query from 127.0.1.2 (another /24) answered over TCP
+if start prefix "$T/prefix.snap" --upstream "127.0.0.1:$up" --tcp-per-source 2 \
+	--tcp-source-prefix 24,56; then
+	python3 -c 'import socket, struct, sys, time
+port = int(sys.argv[1])
+def conn(src):
+    s = socket.socket(); s.settimeout(5); s.bind((src, 0)); s.connect(("127.0.0.1", port))
+    return s
+held = [conn("127.0.0.2"), conn("127.0.0.2")]
+time.sleep(0.3)
+q = struct.pack(">HHHHHH", 7, 0x100, 1, 0, 0, 0) + b"\x03www\x04pfx1\x04test\x00\x00\x01\x00\x01"
+s = conn("127.0.0.3")
+s.sendall(struct.pack(">H", len(q)) + q)
+try:
+    r = s.recv(2)
+    print("closed" if r == b"" else "answered", flush=True)
+except socket.timeout:
+    print("waiting", flush=True)
+except OSError:
+    print("closed", flush=True)
+time.sleep(3)' "$sport" >"$T/prefix.out" &
+	holder=$!
+	poll "$T/prefix.out" "" 80
+	r=$(cat "$T/prefix.out")
+	ok_if "--tcp-source-prefix 24,56, 2 held from 127.0.0.2: 127.0.0.3 closed unanswered ($r)" \
+		[ "$r" = closed ]
+	r=$(dig @127.0.0.1 -p "$sport" -b 127.0.1.2 +tcp +tries=1 +time=2 +short www.pfx2.test A)
+	ok_if "... 127.0.1.2, another /24, answered over TCP ($r)" [ "$r" = "192.0.2.7" ]
+	wait "$holder" 2>/dev/null
+	stop "$spid"
+	ok_if "... counted: tcp_refused_source 1" [ "$(counter tcp_refused_source "$T/prefix.json")" = 1 ]
+fi
+
+# the idle time as the slots run short, --tcp-max 4: one silent connection
+# (a quarter of them) is still open after 2.5 s (the 10 s hold); a second
+# one makes it half, and the first is closed within 5 s (1 s then; the
+# second then has a quarter again, and its 10 s)
+if start short "$T/short.snap" --upstream "127.0.0.1:$up" --tcp-max 4; then
+	python3 -c 'import socket, sys, time
+port = int(sys.argv[1])
+def conn():
+    s = socket.socket(); s.connect(("127.0.0.1", port)); return s
+def closed(s, t):
+    s.settimeout(t)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+a = conn()
+time.sleep(2.5)
+first = "open" if not closed(a, 0.1) else "closed"
+b = conn()
+print(first, "closed" if closed(a, 5) else "open", flush=True)' "$sport" \
+		>"$T/short.out"
+	r=$(cat "$T/short.out")
+	ok_if "--tcp-max 4: one idle connection kept 2.5 s, closed within 5 s once a second one came ($r)" \
+		[ "$r" = "open closed" ]
+	stop "$spid"
+fi
+
 # ------------------------------------------------- TCP slots and --allow
 # 140 idle TCP connections from outside --allow take at most 16 of the 128
 # slots: a client inside it is still answered over TCP
