@@ -13,11 +13,18 @@
 #   dnsnap: answered A of COUNT (hog open K)
 #   unbound: answered A of COUNT (hog open K)
 #
-# Usage (from the repository root): bench/hostile/tcp_hog.sh [BUILD [HOG [EVERY [COUNT]]]]
+# REOPEN "no": the hog does not open again what the server closed (it
+# tries HOG connections once, in its first second).
+#
+# Usage (from the repository root):
+#   bench/hostile/tcp_hog.sh [BUILD [HOG [EVERY [COUNT [REOPEN]]]]]
 build=${1:-build}
 HOG=${2:-128}
 EVERY=${3:-3}
 COUNT=${4:-72}
+REOPEN=${5:-yes}
+noreopen=
+[ "$REOPEN" = no ] && noreopen=--no-reopen
 . tests/e2e/lib.sh
 need nsd unbound dig ldns-keygen ldns-signzone setsid python3 "$build/dnsnap"
 serial=$(date +%s)
@@ -30,7 +37,7 @@ dig @127.0.0.1 -p "$fwd_port" +tcp +short www.example.test A >/dev/null
 # run NAME PORT: the hog on PORT for a while, then the probe; one line
 run() {
 	python3 tests/helpers/tcphog.py hog --server "127.0.0.1:$2" --source 127.0.0.2 \
-		--conns "$HOG" --every "$EVERY" --status "$tmp/$1.hog" &
+		--conns "$HOG" --every "$EVERY" --status "$tmp/$1.hog" $noreopen &
 	_hog=$!
 	e2e_procs="$e2e_procs $_hog"
 	sleep 4

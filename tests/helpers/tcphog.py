@@ -5,7 +5,8 @@ tests/e2e/hostile.sh and bench/hostile/.
   tcphog.py hog --server IP:PORT --source ADDR --conns N --every S --status FILE
       holds N connections from ADDR open (each one closed by the server is
       opened again, a second later at most), and sends a query on each every
-      S seconds; writes "open K max M opened T answers A" to FILE each second.
+      S seconds (--no-reopen: those closed stay closed); writes
+      "open K max M opened T answers A" to FILE each second.
       Runs until killed (SIGTERM) or --seconds.
   tcphog.py probe --server IP:PORT --source ADDR --count N [--gap S]
       sends N queries, each on a new connection (as dig +tcp does), each
@@ -117,7 +118,8 @@ def hog(a):
     last_open = last_status = 0.0
     while end is None or time.monotonic() < end:
         now = time.monotonic()
-        if len(held) < a.conns and now - last_open >= 1.0:
+        if len(held) < a.conns and now - last_open >= 1.0 and \
+                not (a.no_reopen and opened >= a.conns):
             last_open = now
             for _ in range(a.conns - len(held)):
                 try:
@@ -236,6 +238,7 @@ def main():
     p.add_argument("mode", choices=["hog", "probe", "slowhttp", "ask"])
     p.add_argument("args", nargs="*")
     p.add_argument("--tcp", action="store_true")
+    p.add_argument("--no-reopen", action="store_true")
     p.add_argument("--server", required=True)
     p.add_argument("--source", default="")
     p.add_argument("--conns", type=int, default=128)
