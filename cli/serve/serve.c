@@ -25,7 +25,9 @@
  *   becomes a waiter (the query and where to answer it) handed to the
  *   forwarder;
  * - one TCP thread: epoll over the listening sockets, the connections (at
- *   most TCP_MAX_CONNS; idle ones close after TCP_IDLE_MS) and an eventfd
+ *   most --tcp-max, --tcp-per-source of them from one source; idle ones
+ *   close after tcp_idle_limit(), the one idle longest when a new one needs
+ *   its slot) and an eventfd
  *   through which the forwarder hands back answers to TCP clients (queries
  *   on a connection may be answered out of order, RFC 7766);
  * - the forwarder's thread (dnsnap_fwd_start()): upstream queries; its
@@ -187,7 +189,8 @@ static int server_start(struct server *s)
 		return EXIT_USAGE;
 	if (c->metrics != NULL) {
 		char e[256];
-		if (metrics_http_start(c->metrics, collect, s, &s->metrics, e, sizeof e) != 0)
+		if (metrics_http_start(c->metrics, collect, metrics_allowed, s, &s->metrics, e,
+				       sizeof e) != 0)
 			return fail(CMD, NULL, "--metrics: %s", e);
 	}
 	if (c->user != NULL && drop_privileges(c->user))

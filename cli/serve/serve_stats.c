@@ -51,6 +51,8 @@ void collect(void *arg, struct serve_stats *st)
 	st->tcp_connections = t[C_CONNS];
 	st->tcp_refused = t[C_CONN_REFUSED];
 	st->tcp_idle_closed = t[C_CONN_IDLE];
+	st->tcp_evicted = t[C_CONN_EVICTED];
+	st->tcp_refused_source = t[C_CONN_SOURCE];
 	if (s->fwd.f != NULL) {
 		st->forwarding = 1;
 		dnsnap_fwd_stats(s->fwd.f, &st->fwd);
@@ -174,10 +176,11 @@ void counters_line(const struct serve_stats *st, char *b, size_t cap)
 	for (int i = 0; i < DROP_N; i++)
 		add(b, cap, &n, "%sdropped_%s %llu", i ? ", " : "", drop_words[i], U(st->drops[i]));
 	add(b, cap, &n, "), truncated %llu; tcp_connections %llu (tcp_refused %llu, "
-	    "tcp_closed_idle %llu); cache_entries %llu, cache_bytes %llu, cache_max_bytes %llu, "
+	    "tcp_refused_source %llu, tcp_closed_idle %llu, tcp_evicted %llu); cache_entries %llu, cache_bytes %llu, cache_max_bytes %llu, "
 	    "cache_inserts %llu, cache_evictions %llu; map_entries %llu, damaged_entries %llu, "
 	    "map_created_at %llu", U(st->truncated), U(st->tcp_connections), U(st->tcp_refused),
-	    U(st->tcp_idle_closed), U(st->cache_entries), U(st->cache_bytes),
+	    U(st->tcp_refused_source), U(st->tcp_idle_closed), U(st->tcp_evicted),
+	    U(st->cache_entries), U(st->cache_bytes),
 	    U(st->cache_max_bytes), U(st->cache_inserts), U(st->cache_evictions),
 	    U(st->map_entries), U(st->map_damaged), U(st->map_created_at));
 	line_upstreams(st, b, cap, &n);
