@@ -441,7 +441,7 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_ku64(j, "queries", st->queries_udp + st->queries_tcp);
 	jw_ku64(j, "udp", st->queries_udp);
 	jw_ku64(j, "tcp", st->queries_tcp);
-	jw_ku64(j, "hits", st->hits_memory + st->hits_map + st->hits_l2 + st->stale);
+	jw_ku64(j, "hits", st->hits_memory + st->hits_map + st->hits_l2);
 	jw_ku64(j, "misses", st->misses);
 	jw_ku64(j, "formerr", st->rcode[RC_FORMERR]);
 	jw_ku64(j, "notimp", st->rcode[RC_NOTIMP]);
