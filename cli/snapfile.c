@@ -50,6 +50,10 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 int target_ok(const char *cmd, const char *path)
 {
 	struct stat st;
+	char target[4096], why[8400];
+	int e = dnsnap_path_target(path, target, sizeof target);
+	if (e == -EPERM) /* a planted link, a directory anyone may write */
+		return fail(cmd, path, "%s", dnsnap_path_strerror(path, e, why, sizeof why));
 	if (stat(path, &st) != 0)
 		return 0; /* none yet: made */
 	if (!S_ISREG(st.st_mode))

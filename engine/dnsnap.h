@@ -353,8 +353,8 @@ int dnsnap_entry_check_time(const uint8_t *entry, size_t len, const dnsnap_cache
 			    uint32_t now, dnsnap_diag_t *diag);
 
 /** Entries of the lower tier that lookups of @p c refused by the time rule
- * (dnsnap_entry_check_time(), at the lookup's now, with @p c's policy): they
- * were misses. */
+ * (dnsnap_entry_check_time(), at the later of the lookup's now and the clock,
+ * with @p c's policy): they were misses. */
 uint64_t dnsnap_cache_refused_time(const dnsnap_cache_t *c);
 
 /*
@@ -522,9 +522,26 @@ typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
  * a relative link read from its link's directory. The file need not exist
  * (a dangling link gives its target). Publishing writes its temporary beside
  * this file and renames over it, so a link stays a link; the lock is taken
- * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
+ * on it too.
+ *
+ * Planted links (spec/DECISIONS.md, "Links in sticky directories"): a link in
+ * a sticky directory others may write (/tmp), owned by neither the caller
+ * (effective uid) nor that directory's owner, is not followed: -EPERM (the
+ * kernel's fs.protected_symlinks rule, which this walk would otherwise
+ * bypass). So is a final target whose directory others may write without
+ * the sticky bit (anyone could replace the file there). Every writer of
+ * snapshots and of `-o` outputs resolves its path here.
+ * @return 0, -ELOOP, -ENAMETOOLONG, -EPERM (refused: dnsnap_path_strerror()
+ *         says why), -errno
  */
 int dnsnap_path_target(const char *path, char *out, size_t cap);
+
+/**
+ * Why dnsnap_path_target(@p path) failed with @p err, one phrase for a
+ * message: for -EPERM, which link or directory was refused and why; else
+ * strerror(). @return @p out
+ */
+const char *dnsnap_path_strerror(const char *path, int err, char *out, size_t cap);
 
 /**
  * Why a file could not be created at @p path (or a temporary beside it),
@@ -715,7 +732,8 @@ int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_
 /**
  * Answer from the snapshot alone, as dnsnap_cache_answer() of a cache with
  * the default options (fresh entries only; TTLs capped at 86400, the default
- * max_ttl; no rotation; the time rule at @p now) with @p s under it: a CD=1
+ * max_ttl; no rotation; the time rule at the later of @p now and the clock)
+ * with @p s under it: a CD=1
  * query without a CD=1 entry is answered from the CD=0 one.
  */
 int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
