@@ -94,12 +94,28 @@ static int drop_privileges(const char *user)
 	return 0;
 }
 
+/* SNAP through a link planted in a sticky directory others may write, or in
+ * a directory anyone may write (dnsnap_path_target()'s -EPERM): refused at
+ * start, before it is mapped or anything is published there. */
+static int path_refused(const char *path)
+{
+	char target[4096], why[8400];
+	int e = dnsnap_path_target(path, target, sizeof target);
+	if (e != -EPERM)
+		return 0;
+	return fail(CMD, path, "%s", dnsnap_path_strerror(path, e, why, sizeof why));
+}
+
 /* Publishing writes a temporary beside SNAP's target and renames it: that
  * directory must be writable by the user we run as. */
 static int check_snap_dir(const char *path)
 {
-	char target[4096];
-	if (dnsnap_path_target(path, target, sizeof target) != 0)
+	char target[4096], why[8400];
+	int e = dnsnap_path_target(path, target, sizeof target);
+	if (e == -EPERM) /* a planted link, a directory anyone may write: refused at start */
+		return fail(CMD, path, "snapshots cannot be written: %s",
+			    dnsnap_path_strerror(path, e, why, sizeof why));
+	if (e != 0)
 		snprintf(target, sizeof target, "%s", path);
 	char *dir = dirname(target);
 	if (access(dir, W_OK | X_OK) != 0)
@@ -185,7 +201,7 @@ static int server_start(struct server *s)
 	 * their last publish, before this one maps the file and answers */
 	if (c->forwarding)
 		control_ask_publish(s, c->deploy_wait);
-	if (snap_first(s) || net_open(s))
+	if (path_refused(s->path) || snap_first(s) || net_open(s))
 		return EXIT_USAGE;
 	if (c->metrics != NULL) {
 		char e[256];
