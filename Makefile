@@ -180,7 +180,7 @@ run: deps all $(BUILD)/bench_cache $(BUILD)/resolver_demo ## install, build, run
 test: deps                                         ## install, build, run every test (TEST_JOBS)
 	@echo "make test: building the libraries, the tool, the tests and their helpers"
 	$(Q)$(MAKE) --no-print-directory $(TEST_J) all $(UNIT_BIN) $(BUILD)/mkcorpus \
-		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
+		$(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/mkfuture $(BUILD)/resolver_demo \
 		$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
 		$(BUILD)/bench_instr $(BUILD)/mkreport $(BUILD)/mkabi
 	@echo "make test: building the $(words $(FUZZ_BIN)) fuzz targets (clang, ASan: a few minutes)"
@@ -195,7 +195,7 @@ test-e2e: deps                                     ## NSD, Unbound, dig, kdig, d
 test-unit: all $(UNIT_BIN)                         ## the tests without fuzzing
 	$(Q)TEST_JOBS=$(TEST_JOBS) tests/run.sh $(BUILD) 0
 # what the CLI tests run
-test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/resolver_demo \
+test-unit: $(BUILD)/mkcaptures $(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/mkfuture $(BUILD)/resolver_demo \
 	$(BUILD)/mksweep $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe $(BUILD)/bench_snap \
 	$(BUILD)/bench_instr $(BUILD)/mkreport $(BUILD)/mkabi
 
@@ -203,7 +203,7 @@ asan:                                              ## unit and CLI tests under A
 	$(MAKE) --no-print-directory $(TEST_J) BUILD=build-asan JEMALLOC= \
 		OPT="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		all $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BIN)) build-asan/mkcorpus \
-		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/resolver_demo \
+		build-asan/mkcaptures build-asan/mkquery build-asan/mksnapseeds build-asan/mkfuture build-asan/resolver_demo \
 		build-asan/mksweep build-asan/deploy_zipfload build-asan/peers_dnsprobe \
 		build-asan/mkreport
 	ASAN_OPTIONS=detect_leaks=1 TEST_JOBS=$(TEST_JOBS) tests/run.sh build-asan 0
@@ -234,7 +234,7 @@ test-cross:                                        ## unit, fuzz-seed, CLI tests
 	$(MAKE) -s --no-print-directory BUILD=$(CROSS_BUILD) CC=s390x-linux-gnu-gcc \
 		AR=s390x-linux-gnu-ar JEMALLOC= CFLAGS="$(OPT) -g $(CROSS_FLAGS)" \
 		$(patsubst $(BUILD)/%,$(CROSS_BUILD)/%,$(UNIT_BIN) $(BUILD)/dnsnap $(BUILD)/mkcaptures \
-		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/mksweep $(BUILD)/resolver_demo \
+		$(BUILD)/mkquery $(BUILD)/mksnapseeds $(BUILD)/mkfuture $(BUILD)/mksweep $(BUILD)/resolver_demo \
 		$(BUILD)/mkcorpus $(BUILD)/deploy_zipfload $(BUILD)/peers_dnsprobe) \
 		$(patsubst tests/fuzz/%.c,$(CROSS_BUILD)/replay/%,$(FUZZ_SRC))
 	tests/cross/run.sh $(CROSS_BUILD) qemu-s390x $(CROSS_ROOT)

@@ -134,6 +134,31 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 			size_t entry_len),
 	      void *arg, uint64_t *damaged);
 
+/**
+ * The time rule over a snapshot's entries (dnsnap_entry_check_time() at
+ * t->now with the default policy: cached more than DNSNAP_TIME_SKEW_S in the
+ * future, or living past the longest TTL): a scan_snap() callback, never
+ * stopping, counting the entries it refuses and naming the first TIME_NAMED
+ * ("entry N (NAME TYPE), its Inception: why").
+ */
+#define TIME_NAMED 10
+typedef struct time_refusals {
+	uint32_t now;
+	uint64_t n;              /* entries seen */
+	uint64_t refused;
+	char named[TIME_NAMED][400];
+} time_refusals_t;
+
+int time_check(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+	       size_t entry_len);
+
+/** The clock, or @p now when that is later: the time rule's now for a
+ * command whose --now may lie in the past (an entry is judged at the later). */
+static inline uint32_t rule_now(uint32_t now, uint32_t clock)
+{
+	return (int32_t)(now - clock) > 0 ? now : clock;
+}
+
 int slurp(const char *path, uint8_t **out, size_t *out_len);
 
 /**

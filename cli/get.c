@@ -14,6 +14,31 @@
 
 enum { GET_DO = 0x100, GET_CLASS, GET_TAG, GET_NOW, GET_JSON };
 
+/*
+ * The entry under the query's key, which dnsnap_snap_answer() refused
+ * though it is whole: refused by the time rule at --now. Judged again at
+ * the clock (or --now when later: rule_now()): refused there too, *refused
+ * is set (diag says why); else --now lies before its inception and it is
+ * answered as dnsnap_snap_answer() answers (the default policy), with its
+ * whole TTLs. @return DNSNAP_OK (answered), DNSNAP_ENOTFOUND
+ */
+static int time_refused(const dnsnap_query_t *q, const uint8_t *entry, size_t len, uint32_t now,
+			uint8_t *out, size_t cap, size_t *n, dnsnap_diag_t *d, int *refused)
+{
+	if (dnsnap_entry_check_time(entry, len, NULL, now, d) == DNSNAP_OK)
+		return DNSNAP_ENOTFOUND; /* not the time rule: expired */
+	if (dnsnap_entry_check_time(entry, len, NULL, rule_now(now, (uint32_t)time(NULL)), d) !=
+	    DNSNAP_OK) {
+		*refused = 1;
+		return DNSNAP_ENOTFOUND;
+	}
+	if ((int32_t)(entry_expiry(entry) - now) <= 0)
+		return DNSNAP_ENOTFOUND;
+	dnsnap_answer_opts_t ao = { .now = now, .max_size = 65535, .our_udp_size = 1232,
+				    .max_ttl = 86400 };
+	return dnsnap_answer_build(q, entry, len, &ao, out, cap, n);
+}
+
 int cmd_get(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -84,6 +109,15 @@ int cmd_get(int argc, char **argv)
 	static uint8_t entry[DNSNAP_ENTRY_MAX];
 	size_t elen;
 	dnsnap_hdr_t h;
+	int refused = 0;
+	if (err == DNSNAP_ENOTFOUND && dnsnap_snap_bad_entries(s) != 0 &&
+	    dnsnap_snap_get(s, dq.key, dq.key_len, entry, sizeof entry, &elen) == DNSNAP_OK)
+		err = time_refused(&dq, entry, elen, now, out, sizeof out, &n, &d, &refused);
+	if (refused) {
+		dnsnap_snap_close(s);
+		return fail("get", path, "%s %s %s: refused by the time rule: %s; run dnsnap "
+			    "verify", name, rclass, type, d.msg);
+	}
 	if (err == DNSNAP_OK &&
 	    dnsnap_snap_get(s, dq.key, dq.key_len, entry, sizeof entry, &elen) == DNSNAP_OK &&
 	    dnsnap_entry_header(entry, elen, &h, NULL) == DNSNAP_OK &&

@@ -14,15 +14,18 @@
 struct live_count {
 	uint32_t now;
 	uint64_t live, expired, stale; /* stale: of the expired, those still servable stale */
+	time_refusals_t tr;      /* refused by the time rule: neither live nor expired */
 };
 
 static int count_live(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
 		      size_t entry_len)
 {
 	struct live_count *lc = arg;
-	(void)key;
-	(void)key_len;
 	if (entry_len < 8)
+		return 0;
+	uint64_t before = lc->tr.refused;
+	time_check(&lc->tr, key, key_len, entry, entry_len);
+	if (lc->tr.refused != before)
 		return 0;
 	int st = entry_state(entry_expiry(entry), lc->now);
 	lc->live += st == ENTRY_LIVE;
@@ -56,7 +59,7 @@ static int info_one(const char *path, uint32_t now, int json, int *printed)
 	}
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
-	struct live_count lc = { .now = now };
+	struct live_count lc = { .now = now, .tr.now = rule_now(now, (uint32_t)time(NULL)) };
 	uint64_t damaged = 0;
 	int rc = scan_snap("info", s, NULL, 0, count_live, &lc, &damaged);
 	dnsnap_snap_close(s);
@@ -78,6 +81,7 @@ static int info_one(const char *path, uint32_t now, int json, int *printed)
 		jw_ku64(&j, "expired", lc.expired);
 		jw_ku64(&j, "stale", lc.stale);
 		jw_ku64(&j, "damaged", damaged);
+		jw_ku64(&j, "refused", lc.tr.refused);
 		jw_ku64(&j, "file_size", in.file_size);
 		jw_kdbl(&j, "bytes_per_entry", bpe, 1);
 		jw_kstr(&j, "digest", digest);
@@ -96,12 +100,20 @@ static int info_one(const char *path, uint32_t now, int json, int *printed)
 		if (damaged > 0)
 			printf("damaged:         %llu %s skipped (run dnsnap verify)\n",
 			       (unsigned long long)damaged, plural(damaged, "entry", "entries"));
+		if (lc.tr.refused > 0)
+			printf("refused:         %llu %s cached in the future or living past the "
+			       "longest TTL (run dnsnap verify)\n", (unsigned long long)lc.tr.refused,
+			       plural(lc.tr.refused, "entry", "entries"));
 		printf("file size:       %llu %s (%.1f per entry)\ndigest:          %s\n",
 		       (unsigned long long)in.file_size, plural(in.file_size, "byte", "bytes"), bpe,
 		       digest);
 	}
 	fflush(stdout);
 	++*printed;
+	if (rc == 0 && lc.tr.refused > 0)
+		rc = fail("info", path, "%llu %s refused by the time rule (the first: %s); run "
+			  "dnsnap verify", (unsigned long long)lc.tr.refused,
+			  plural(lc.tr.refused, "entry", "entries"), lc.tr.named[0]);
 	return rc == 0 ? 0 : EXIT_USAGE;
 }
 

@@ -460,6 +460,7 @@ static const struct option longopts[] = {
 int cmd_load(int argc, char **argv)
 {
 	int drop = 0, json = 0, now_given = 0, c;
+	const char *now_arg = NULL;
 	uint32_t now = (uint32_t)time(NULL);
 	unsigned long long port = 53, wait = WAIT_DEFAULT;
 	while ((c = opt_next("load", argc, argv, "", longopts)) != -1) {
@@ -474,6 +475,7 @@ int cmd_load(int argc, char **argv)
 			if (time_arg("load", "--now", optarg, &now))
 				return EXIT_USAGE;
 			now_given = 1;
+			now_arg = optarg;
 			break;
 		case OPT_WAIT:
 			if (number("load", "--wait", optarg, INT32_MAX, &wait))
@@ -492,6 +494,14 @@ int cmd_load(int argc, char **argv)
 	if (opt_operands("load", argc, argv, 2, -1,
 			 "a snapshot and at least one input (- for stdin)") < 0)
 		return EXIT_USAGE;
+	/* the time rule: entries cached in the future are refused by every
+	 * reader, so a load dated ahead of the clock would write only those */
+	uint32_t clock = (uint32_t)time(NULL);
+	if (now_given && (int32_t)(now - clock) > DNSNAP_TIME_SKEW_S)
+		return fail("load", NULL, "--now %s: %lld s ahead of the clock; entries cached more "
+			    "than %d s in the future are refused by every reader (a clock "
+			    "ahead?)", now_arg, (long long)(int32_t)(now - clock),
+			    DNSNAP_TIME_SKEW_S);
 	const char *path = argv[optind];
 	char **inputs = argv + optind + 1;
 	int ninputs = argc - optind - 1;

@@ -44,8 +44,9 @@ int out_open(const char *cmd, const char *out, int binary, out_file_t *o)
 			return fail(cmd, out, "cannot open it for writing: %s", strerror(errno));
 	} else {
 		int e = dnsnap_path_target(out, o->target, sizeof o->target);
+		char refusal[8400];
 		if (e != 0)
-			return fail(cmd, out, "%s", strerror(-e));
+			return fail(cmd, out, "%s", dnsnap_path_strerror(out, e, refusal, sizeof refusal));
 		snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->target, (long)getpid());
 		o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (o->fd < 0) { /* named by OUT: the temporary is ours, not the user's */

@@ -136,47 +136,79 @@ static int purge_fill(void *arg, dnsnap_snap_t *base, dnsnap_snapw_t *w,
 	return DNSNAP_OK;
 }
 
+/* The flush request of purge's filter: each filter option as getopt took
+ * it, "--name=VALUE", and --expired; what the filter parsed, not argv
+ * re-read (abbreviations, values that look like options). */
+struct flush_req {
+	int argc;
+	char *argv[CTL_ARGS_MAX + 1];
+	char buf[CTL_ARGS_MAX][CTL_ARG_MAX];
+};
+
+static int flush_req_add(struct flush_req *q, int c, const char *v)
+{
+	const char *opt = c == OPT_NAME ? "--name" : c == OPT_ZONE ? "--zone" : c == OPT_TYPE
+			  ? "--type" : c == OPT_TAG ? "--tag" : "--expired";
+	if (q->argc >= CTL_ARGS_MAX - 1)
+		return fail("purge", NULL, "at most %d filters with servers running",
+			    CTL_ARGS_MAX - 2);
+	int n = v ? snprintf(q->buf[q->argc], CTL_ARG_MAX, "%s=%s", opt, v)
+		  : snprintf(q->buf[q->argc], CTL_ARG_MAX, "%s", opt);
+	if (n < 0 || n >= CTL_ARG_MAX || (v && strchr(v, '\n')))
+		return fail("purge", NULL, "%s: a value too long or with a newline", opt);
+	q->argv[q->argc] = q->buf[q->argc];
+	q->argc++;
+	return 0;
+}
+
 /*
  * The servers of SNAP (dnsnap serve, by their control sockets: cli/ctl.h)
  * told to flush what the filters name, before the file is purged: each one
  * removes the entries from its memory and publishes the file without them
  * at once, so that none answers them or writes them back at its next
- * publish. @return how many servers flushed something (-1: a server could
- * not be reached or failed: reported)
+ * publish. A server with nothing of them in memory (exit 1; a cache-only
+ * one) is asked to reload once the file is purged (@p reload, its
+ * sockets). @return how many servers flushed something (-1: a server could
+ * not be reached, failed, or is stopping: reported)
  */
-static int purge_servers(const char *path, int argc, char **argv)
+static int purge_servers(const char *path, struct flush_req *q,
+			 char reload[][CTL_PATH_MAX], int *nreload)
 {
 	static char socks[CTL_SERVERS_MAX][CTL_PATH_MAX];
 	char err[512];
-	int n = ctl_find(path, socks, err, sizeof err);
+	*nreload = 0;
+	int n = ctl_find(path, socks, stderr, err, sizeof err);
 	if (n <= 0)
 		return 0;
-	char *fa[CTL_ARGS_MAX + 1] = { "flush" };
-	int fc = 1;
-	for (int i = 1; i < argc && fc < CTL_ARGS_MAX - 1; i++) {
-		static const char *const filters[] = { "--name", "--zone", "--type", "--tag" };
-		for (size_t k = 0; k < sizeof filters / sizeof filters[0]; k++) {
-			size_t l = strlen(filters[k]);
-			if (strncmp(argv[i], filters[k], l) != 0 || (argv[i][l] && argv[i][l] != '='))
-				continue;
-			fa[fc++] = argv[i];
-			if (argv[i][l] == 0 && i + 1 < argc)
-				fa[fc++] = argv[++i];
-		}
-	}
-	if (fc == 1)
-		return 0; /* --expired alone: a server's expired entries are its own to evict */
 	int flushed = 0;
 	for (int i = 0; i < n; i++) {
 		char why[512];
-		int rc = ctl_call(socks[i], fc, fa, stderr, stderr, CTL_CALL_MS, why, sizeof why);
+		struct ctl_bounds b = { CTL_SILENCE_MS, 1000ll * CTL_TOTAL_S };
+		int rc = ctl_call(socks[i], q->argc, q->argv, stderr, stderr, &b, why, sizeof why);
+		if (rc == CTL_DEAD)
+			continue; /* a server killed: nothing of it answers */
 		if (rc < 0)
 			fail("purge", path, "the server at %s: %s", socks[i], why);
 		if (rc < 0 || rc == EXIT_USAGE)
 			return -1; /* its message said why; the file is left as it is */
 		flushed += rc == 0;
+		if (rc == EXIT_NONE)
+			memcpy(reload[(*nreload)++], socks[i], CTL_PATH_MAX);
 	}
 	return flushed;
+}
+
+/* The servers with nothing in memory: the purged file taken in now */
+static void reload_servers(const char *path, char socks[][CTL_PATH_MAX], int n)
+{
+	char *const argv[] = { "reload", NULL };
+	for (int i = 0; i < n; i++) {
+		char why[512];
+		struct ctl_bounds b = { CTL_SILENCE_MS, 1000ll * CTL_TOTAL_S };
+		if (ctl_call(socks[i], 1, argv, stderr, stderr, &b, why, sizeof why) < 0)
+			fail("purge", path, "the server at %s was not reloaded (it takes the file in "
+			     "at its next tick): %s", socks[i], why);
+	}
 }
 
 /* --dry-run: the counts of a walk, nothing written, no lock. */
@@ -231,14 +263,19 @@ int cmd_purge(int argc, char **argv)
 	};
 	static filter_t f; /* 33 KB: not on the stack */
 	static struct purge_run r;
+	static struct flush_req q;
+	static char reload[CTL_SERVERS_MAX][CTL_PATH_MAX];
+	int nreload = 0;
 	int dry = 0, json = 0, c, rc;
 	unsigned long long wait = WAIT_DEFAULT;
 	f = (filter_t){ 0 };
+	q.argc = 1;
+	q.argv[0] = "flush";
 	r = (struct purge_run){ .pc = { .f = &f, .now = (uint32_t)time(NULL) } };
 	while ((c = opt_next("purge", argc, argv, "", longopts)) != -1) {
 		if ((rc = filter_opt("purge", &f, c, optarg)) != 0) {
-			if (rc != 1)
-				return rc;
+			if (rc != 1 || flush_req_add(&q, c, optarg))
+				return rc != 1 ? rc : EXIT_USAGE;
 			continue;
 		}
 		switch (c) {
@@ -247,6 +284,8 @@ int cmd_purge(int argc, char **argv)
 			break;
 		case PURGE_EXPIRED:
 			r.pc.expired = 1;
+			if (flush_req_add(&q, c, NULL))
+				return EXIT_USAGE;
 			break;
 		case PURGE_DRY_RUN:
 			dry = 1;
@@ -274,13 +313,15 @@ int cmd_purge(int argc, char **argv)
 			    "--expired (to remove everything, delete the file)");
 	if (filter_ready("purge", &f))
 		return EXIT_USAGE;
-	int servers = dry ? 0 : purge_servers(path, argc, argv);
+	int servers = dry ? 0 : purge_servers(path, &q, reload, &nreload);
 	if (servers < 0)
 		return EXIT_USAGE;
 	progress_t pg;
 	r.pc.pr = progress_start(&pg, "purge");
 	rc = dry ? purge_dry(path, &r) : purge_publish(path, &r, wait);
 	progress_end(&pg);
+	if (rc == 0 && r.pc.matched > 0 && nreload > 0)
+		reload_servers(path, reload, nreload);
 	if (rc != 0)
 		return rc;
 	uint64_t matched = r.pc.matched, total = r.pc.seen, left = total - matched;

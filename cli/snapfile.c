@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "print.h"
 
 int open_snap(const char *cmd, const char *path, dnsnap_snap_t **s)
 {
@@ -49,6 +50,10 @@ int scan_snap(const char *cmd, dnsnap_snap_t *s, const uint8_t *prefix, size_t p
 int target_ok(const char *cmd, const char *path)
 {
 	struct stat st;
+	char target[4096], why[8400];
+	int e = dnsnap_path_target(path, target, sizeof target);
+	if (e == -EPERM) /* a planted link, a directory anyone may write */
+		return fail(cmd, path, "%s", dnsnap_path_strerror(path, e, why, sizeof why));
 	if (stat(path, &st) != 0)
 		return 0; /* none yet: made */
 	if (!S_ISREG(st.st_mode))
@@ -85,4 +90,29 @@ int entry_state(uint32_t expiry, uint32_t now)
 	int32_t left = (int32_t)(expiry - now);
 	return left > 0 ? ENTRY_LIVE : -(int64_t)left < DNSNAP_STALE_MAX ? ENTRY_STALE
 								       : ENTRY_EXPIRED;
+}
+
+int time_check(void *arg, const uint8_t *key, size_t key_len, const uint8_t *entry,
+	       size_t entry_len)
+{
+	time_refusals_t *t = arg;
+	dnsnap_diag_t d;
+	t->n++;
+	if (dnsnap_entry_check_time(entry, entry_len, NULL, t->now, &d) == DNSNAP_OK)
+		return 0;
+	if (t->refused < TIME_NAMED) {
+		dnsnap_key_t k;
+		char name[1100], type[24] = "";
+		if (dnsnap_key_decode(key, key_len, &k, NULL) == DNSNAP_OK) {
+			print_name(k.name, k.name_len, name, sizeof name);
+			print_type(type, sizeof type, k.qtype);
+		} else {
+			snprintf(name, sizeof name, "?");
+		}
+		snprintf(t->named[t->refused], sizeof t->named[0], "entry %llu (%.200s %.20s), its "
+			 "%s: %.120s", (unsigned long long)t->n, name, type,
+			 d.offset == 0 ? "Inception" : "Expiry", d.msg);
+	}
+	t->refused++;
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "json.h"
@@ -94,6 +95,10 @@ static int verify_one(const char *path, int json)
 	int serr = DNSNAP_OK;
 	if (err != DNSNAP_OK)
 		serr = dnsnap_snap_scan(s, NULL, 0, no_op, NULL, &st, &sd);
+	/* the time rule, at the clock: entries cached in the future or living
+	 * past the longest TTL are refused by every reader */
+	time_refusals_t tr = { .now = (uint32_t)time(NULL) };
+	dnsnap_snap_scan(s, NULL, 0, time_check, &tr, NULL, NULL);
 	dnsnap_snap_close(s);
 	char digest[17];
 	snprintf(digest, sizeof digest, "%016llx", (unsigned long long)in.digest);
@@ -103,11 +108,12 @@ static int verify_one(const char *path, int json)
 		jw_init(&j, stdout);
 		jw_obj(&j);
 		jw_kstr(&j, "file", path);
-		jw_kbool(&j, "ok", err == DNSNAP_OK);
+		jw_kbool(&j, "ok", err == DNSNAP_OK && tr.refused == 0);
 		jw_ku64(&j, "entries", in.entry_count);
 		jw_ku64(&j, "good", st.entries);
 		jw_ku64(&j, "damaged", damaged);
 		jw_ku64(&j, "bad_pages", err == DNSNAP_OK ? 0 : st.bad_pages);
+		jw_ku64(&j, "refused", tr.refused);
 		jw_kstr(&j, "digest", digest);
 		jw_key(&j, "errors");
 		jw_arr(&j);
@@ -115,11 +121,29 @@ static int verify_one(const char *path, int json)
 			json_error(&j, path, "file", err, &d);
 		if (serr != DNSNAP_OK && strcmp(sd.msg, d.msg) != 0)
 			json_error(&j, path, "entries", serr, &sd);
+		for (uint64_t i = 0; i < tr.refused && i < TIME_NAMED; i++) {
+			jw_obj(&j);
+			jw_kstr(&j, "check", "time");
+			jw_kstr(&j, "code", err_name(DNSNAP_EFIELD));
+			jw_kstr(&j, "reason", tr.named[i]);
+			jw_end(&j);
+		}
 		jw_end(&j);
 		jw_end(&j);
 		jw_nl(&j);
 		fflush(stdout);
 	}
+	for (uint64_t i = 0; i < tr.refused && i < TIME_NAMED; i++)
+		fail("verify", path, "%s", tr.named[i]);
+	if (tr.refused > TIME_NAMED)
+		fail("verify", path, "... and %llu more", (unsigned long long)(tr.refused -
+										TIME_NAMED));
+	if (err == DNSNAP_OK && tr.refused > 0)
+		return fail("verify", path, "%llu %s refused by the time rule (cached more than "
+			    "%d s in the future, or living past the longest TTL): every reader "
+			    "leaves %s out", (unsigned long long)tr.refused,
+			    plural(tr.refused, "entry", "entries"), DNSNAP_TIME_SKEW_S,
+			    tr.refused == 1 ? "it" : "them");
 	if (err != DNSNAP_OK) {
 		char more[160] = "";
 		if (damaged > 0 || st.bad_pages > 0)

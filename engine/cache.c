@@ -149,6 +149,8 @@ struct dnsnap_cache {
 	pthread_rwlock_t tier_lock;
 	const dnsnap_tier_ops_t *tier_ops;
 	void *tier;
+	dnsnap__life_t life;     /* the time rule's policy for the lower tier's entries */
+	_Atomic uint64_t time_refused; /* ... and the entries it refused */
 	uint64_t seed;           /* of the index hash, from getrandom() */
 	/* Snapshot writers at work: read under a shard's lock by whoever removes
 	 * an entry from it, changed under pin_lock (dnsnap__cache_pin()). */
@@ -530,6 +532,7 @@ int dnsnap_cache_new(const dnsnap_cache_opts_t *o, dnsnap_cache_t **out)
 		c->o.stale_window = DNSNAP__STALE_WINDOW_MAX; /* RFC 8767 section 5 */
 	if (c->o.our_udp_size < 512)
 		c->o.our_udp_size = DNSNAP_EDNS_SIZE;
+	c->life = dnsnap__life_of(&c->o);
 	/* The cache's own struct counts too; each shard needs room for a table
 	 * and some entries: 64 KiB in all is the smallest budget taken. */
 	size_t self = dnsnap_alloc_size(c);
@@ -912,7 +915,8 @@ int dnsnap_cache_lookup(dnsnap_cache_t *c, const dnsnap_query_t *q, dnsnap_looku
 					locked = 1;
 				}
 				err = dnsnap__tier_answer(c->tier_ops, c->tier, keys[k], klen[k], q,
-							  &ao, window, pass, out, cap, out_len,
+							  &ao, window, pass, &c->life,
+							  &c->time_refused, out, cap, out_len,
 							  &low[k]);
 				if (err != DNSNAP_ENOTFOUND) {
 					tier = DNSNAP_TIER_LOWER;
@@ -1011,6 +1015,11 @@ int dnsnap_cache_foreach(dnsnap_cache_t *c,
 	}
 	dnsnap_free(buf);
 	return rc;
+}
+
+uint64_t dnsnap_cache_refused_time(const dnsnap_cache_t *c)
+{
+	return c == NULL ? 0 : atomic_load_explicit(&c->time_refused, memory_order_relaxed);
 }
 
 void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out)

@@ -90,6 +90,7 @@ typedef struct dnsnap__merge_counts {
 	uint64_t excluded;       /* left out by the exclusion filter */
 	uint64_t over_bound;     /* left out by the bound, the least valuable */
 	uint64_t stale;          /* written expired (within the stale window) */
+	uint64_t refused;        /* base entries refused by the time rule, left out */
 } dnsnap__merge_counts_t;
 
 /* dnsnap_snap_merge() with those options; @p counts may be NULL */

@@ -329,6 +329,34 @@ typedef struct dnsnap_cache_stats {
 /** A snapshot of the counters (each read atomically, not all at one instant). */
 void dnsnap_cache_stats(const dnsnap_cache_t *c, dnsnap_cache_stats_t *out);
 
+/** The clock skew every reader allows an entry's times (seconds). */
+#define DNSNAP_TIME_SKEW_S 300
+
+/**
+ * The time rule every reader of entries from outside the process applies
+ * (spec/FORMAT.md, "Times a reader accepts"): the snapshot's lookups (under a
+ * cache and dnsnap_snap_answer()), the merge of a publish's base, a stream's
+ * import, a shared store's value (dnsnap_l2_value_accept()), and `dnsnap
+ * verify` and `info`. An entry cached more than DNSNAP_TIME_SKEW_S after
+ * @p now (written on a host whose clock was ahead), or whose Expiry lies
+ * past now + the longest life @p o's policy gives (max_ttl, or max_neg_ttl
+ * for NXDOMAIN and NODATA, raised to min_ttl; no bound when that cap is 0)
+ * + DNSNAP_TIME_SKEW_S, is refused as a damaged one is: never served, never
+ * written again. An expired entry passes (its expiry is the other rule).
+ * @param o  the reader's policy (dnsnap_cache_opts_get()); NULL: the defaults
+ * @return DNSNAP_OK; DNSNAP_EFIELD with diag->offset 0 (Inception: "cached N
+ *         s in the future") or 4 (Expiry: "lives N s more: longer than the
+ *         cache's longest TTL"); DNSNAP_ETRUNC (shorter than a header);
+ *         DNSNAP_EINVAL
+ */
+int dnsnap_entry_check_time(const uint8_t *entry, size_t len, const dnsnap_cache_opts_t *o,
+			    uint32_t now, dnsnap_diag_t *diag);
+
+/** Entries of the lower tier that lookups of @p c refused by the time rule
+ * (dnsnap_entry_check_time(), at the later of the lookup's now and the clock,
+ * with @p c's policy): they were misses. */
+uint64_t dnsnap_cache_refused_time(const dnsnap_cache_t *c);
+
 /*
  * Threads: every dnsnap_cache_* call may run concurrently with any other on
  * the same cache, except dnsnap_cache_free(). The cache is split into shards
@@ -447,7 +475,9 @@ int dnsnap_snap_write(dnsnap_cache_t *c, const char *path, uint32_t now,
  * lacks, for the same data); an expired base entry never wins. @p base may
  * be the snapshot at @p path itself (the old file stays mapped until closed). A base entry that fails
  * validation is left out and counted (stats->base_bad): merging never fails
- * on a damaged base, and never copies damage. Memory: the cache's references, not
+ * on a damaged base, and never copies damage. So is a base entry the time rule
+ * refuses (dnsnap_entry_check_time() with @p c's policy, at the later of
+ * @p now and the clock; dnsnap_snap_publish() counts them in base_refused). Memory: the cache's references, not
  * the base's size. @p base may be NULL.
  */
 int dnsnap_snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path, uint32_t now,
@@ -492,9 +522,26 @@ typedef struct dnsnap_snap_lock dnsnap_snap_lock_t;
  * a relative link read from its link's directory. The file need not exist
  * (a dangling link gives its target). Publishing writes its temporary beside
  * this file and renames over it, so a link stays a link; the lock is taken
- * on it too. @return 0, -ELOOP, -ENAMETOOLONG, -errno
+ * on it too.
+ *
+ * Planted links (spec/DECISIONS.md, "Links in sticky directories"): a link in
+ * a sticky directory others may write (/tmp), owned by neither the caller
+ * (effective uid) nor that directory's owner, is not followed: -EPERM (the
+ * kernel's fs.protected_symlinks rule, which this walk would otherwise
+ * bypass). So is a final target whose directory others may write without
+ * the sticky bit (anyone could replace the file there). Every writer of
+ * snapshots and of `-o` outputs resolves its path here.
+ * @return 0, -ELOOP, -ENAMETOOLONG, -EPERM (refused: dnsnap_path_strerror()
+ *         says why), -errno
  */
 int dnsnap_path_target(const char *path, char *out, size_t cap);
+
+/**
+ * Why dnsnap_path_target(@p path) failed with @p err, one phrase for a
+ * message: for -EPERM, which link or directory was refused and why; else
+ * strerror(). @return @p out
+ */
+const char *dnsnap_path_strerror(const char *path, int err, char *out, size_t cap);
 
 /**
  * Why a file could not be created at @p path (or a temporary beside it),
@@ -580,6 +627,9 @@ typedef struct dnsnap_publish_stats {
 	uint64_t excluded;       /* left out by o->exclude */
 	uint64_t over_bound;     /* left out by o->max_bytes (the least valuable) */
 	uint64_t stale;          /* written expired, within o->stale_window */
+	uint64_t base_refused;   /* base entries refused by the time rule (cached in the
+				  * future, or living past the cache's longest TTL:
+				  * dnsnap_entry_check_time()), left out */
 } dnsnap_publish_stats_t;
 
 /**
@@ -682,8 +732,9 @@ int dnsnap_snap_get(dnsnap_snap_t *s, const uint8_t *key, size_t key_len, uint8_
 /**
  * Answer from the snapshot alone, as dnsnap_cache_answer() of a cache with
  * the default options (fresh entries only; TTLs capped at 86400, the default
- * max_ttl; no rotation) with @p s under it: a CD=1 query without a CD=1
- * entry is answered from the CD=0 one.
+ * max_ttl; no rotation; the time rule at the later of @p now and the clock)
+ * with @p s under it: a CD=1
+ * query without a CD=1 entry is answered from the CD=0 one.
  */
 int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 		       uint16_t max_size, uint8_t *out, size_t cap, size_t *out_len);
@@ -708,7 +759,8 @@ int dnsnap_snap_verify(dnsnap_snap_t *s, const dnsnap_progress_t *progress,
  */
 int dnsnap_snap_check_hash(dnsnap_snap_t *s, dnsnap_diag_t *diag);
 
-/** Entries seen damaged by lookups (they were served as misses). */
+/** Entries seen damaged by lookups, or refused by the time rule
+ * (dnsnap_snap_answer(): dnsnap_entry_check_time()); they were misses. */
 uint64_t dnsnap_snap_bad_entries(const dnsnap_snap_t *s);
 
 /**
@@ -858,7 +910,9 @@ int dnsnap_export_write(dnsnap_snap_t *s, int fd, int level, uint64_t top_n,
  * the count and checksum of the end record, the zstd checksum. On any error
  * the temporary is removed and an existing file at @p path is untouched.
  * Entries already expired at @p now are left out (counted in stats->skipped;
- * @p stats may be NULL). Hit counts carry over.
+ * @p stats may be NULL). Hit counts carry over. An entry the time rule
+ * refuses (dnsnap_entry_check_time() at the later of @p now and the clock,
+ * the default policy) refuses the stream as a damaged one does.
  * @return DNSNAP_OK; DNSNAP_EMAGIC, DNSNAP_EVERSION, DNSNAP_ETRUNC,
  *         DNSNAP_ECHECKSUM, DNSNAP_EZSTD, DNSNAP_EFIELD, DNSNAP_ERESERVED or an
  *         entry's error, with diag->offset in the decompressed stream; -errno;
@@ -923,7 +977,7 @@ int dnsnap_l2_value_open(const uint8_t *key, size_t key_len, const uint8_t *val,
 			 const uint8_t **entry, size_t *entry_len, dnsnap_diag_t *diag);
 
 /** The clock skew a value's times are given (seconds): dnsnap_l2_value_accept(). */
-#define DNSNAP_L2_SKEW_S 300
+#define DNSNAP_L2_SKEW_S DNSNAP_TIME_SKEW_S
 
 /**
  * Whether a value read from a shared store under @p key may be used by the
@@ -932,12 +986,9 @@ int dnsnap_l2_value_open(const uint8_t *key, size_t key_len, const uint8_t *val,
  * - the key: dnsnap_key_decode();
  * - the value: dnsnap_l2_value_open() (frame, L2_Check against @p key, the
  *   entry validated);
- * - the times and rcode a dnsnap writer with @p c's policy gives
- *   (dnsnap_cache_opts_get(); NULL: the default options): Inception at most
- *   DNSNAP_L2_SKEW_S after @p now; Expiry at most now + the longest life the
- *   policy gives (max_ttl, or max_neg_ttl for NXDOMAIN and NODATA, raised to
- *   min_ttl; no bound when that cap is 0) + DNSNAP_L2_SKEW_S; rcode NOERROR
- *   or NXDOMAIN;
+ * - the rcode: NOERROR or NXDOMAIN; the times a dnsnap writer with @p c's
+ *   policy gives (dnsnap_cache_opts_get(); NULL: the default options): the
+ *   time rule of every reader, dnsnap_entry_check_time();
  * - the records answer the key (spec/DECISIONS.md, "What an L2 value must
  *   answer"; RFC 1034 4.3.2): each answer-section record is of the key's type
  *   (any for ANY) and class at the query name or a name its CNAME chain

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -524,6 +525,7 @@ typedef struct imp {
 	uint64_t n;               /* records read */
 	uint64_t announced;       /* the header's Entry_Count, when has_count */
 	int has_count;
+	uint32_t now;             /* the time rule's: the later of now and the clock */
 	XXH3_state_t *xs;         /* over the records read */
 	char where[80];
 } imp_t;
@@ -618,7 +620,10 @@ static int read_record(imp_t *im, uint64_t at, unsigned key_len, uint8_t *buf,
 		return dnsnap__diag(r->d, e, (size_t)(at + 6 + ed.offset), "entry %llu, at byte "
 				    "%llu: key: %.80s", no, (unsigned long long)(at + 6 + ed.offset),
 				    own_words(&ed));
-	if ((e = dnsnap_entry_validate(v, el, &ed)) != DNSNAP_OK) {
+	/* a damaged entry, or one the time rule refuses (cached in the future,
+	 * living past the longest TTL), refuses the stream */
+	if ((e = dnsnap_entry_validate(v, el, &ed)) != DNSNAP_OK ||
+	    (e = dnsnap_entry_check_time(v, el, NULL, im->now, &ed)) != DNSNAP_OK) {
 		char name[80];
 		dnsnap__key_text(&key, name, sizeof name);
 		return dnsnap__diag(r->d, e, (size_t)(at + 6 + key_len + ed.offset), "entry %llu "
@@ -655,7 +660,8 @@ static int import_records(rdr_t *r, dnsnap_snapw_t *sw, uint8_t *buf, uint64_t a
 			  int has_count, uint32_t now, const dnsnap_progress_t *pr, uint64_t *expired,
 			  uint64_t *added)
 {
-	imp_t im = { .r = r, .announced = announced, .has_count = has_count };
+	imp_t im = { .r = r, .announced = announced, .has_count = has_count,
+		     .now = dnsnap__later(now, (uint32_t)time(NULL)) };
 	uint8_t prev[DNSNAP_KEY_MAX];
 	size_t prev_len = 0;
 	if ((im.xs = XXH3_createState()) == NULL)

@@ -175,32 +175,21 @@ static int answers_key(const dnsnap_key_t *k, const uint8_t *e, size_t n,
 }
 
 /*
- * The times and rcode a writer with the reader's policy gives: cached at most
- * DNSNAP_L2_SKEW_S in the future, living at most the policy's longest life
- * (its max_ttl, max_neg_ttl for NXDOMAIN and NODATA, raised to min_ttl as
- * the cache raises TTLs; 0: no cap) plus DNSNAP_L2_SKEW_S, NOERROR or NXDOMAIN.
+ * The rcode and times a writer with the reader's policy gives: NOERROR or
+ * NXDOMAIN, and the time rule of every reader (dnsnap_entry_check_time()).
  */
-static int policy_ok(const dnsnap_cache_opts_t *o, const dnsnap_hdr_t *h, uint32_t now,
-		     dnsnap_diag_t *d)
+static int policy_ok(const dnsnap_cache_opts_t *o, const uint8_t *e, size_t n,
+		     const dnsnap_hdr_t *h, uint32_t now, dnsnap_diag_t *d)
 {
-	unsigned rcode = dnsnap_hdr_rcode(h), kind = dnsnap_hdr_kind(h);
-	int32_t ahead = (int32_t)(h->inception - now), left = (int32_t)(h->expiry - now);
-	int negative = kind == DNSNAP_KIND_NXDOMAIN || kind == DNSNAP_KIND_NODATA;
-	uint32_t cap = negative ? o->max_neg_ttl : o->max_ttl;
-	uint64_t life = cap == 0 ? UINT64_MAX : (uint64_t)(cap > o->min_ttl ? cap : o->min_ttl);
+	unsigned rcode = dnsnap_hdr_rcode(h);
 	if (rcode != 0 && rcode != 3)
 		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 12,
 				    "rcode %u: only NOERROR and NXDOMAIN answers are shared",
 				    rcode);
-	if (ahead > (int32_t)DNSNAP_L2_SKEW_S)
-		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 0,
-				    "cached %d s in the future (a clock ahead?)", (int)ahead);
-	if (left > 0 && life != UINT64_MAX && (uint64_t)left > life + DNSNAP_L2_SKEW_S)
-		return dnsnap__diag(d, DNSNAP_EFIELD, DNSNAP_L2_HDR + 4,
-				    "lives %d s more: longer than the cache's longest %s (%llu s)",
-				    (int)left, negative ? "negative TTL" : "TTL",
-				    (unsigned long long)life);
-	return DNSNAP_OK;
+	int err = dnsnap_entry_check_time(e, n, o, now, d);
+	if (err != DNSNAP_OK && d != NULL)
+		d->offset += DNSNAP_L2_HDR;
+	return err;
 }
 
 int dnsnap_l2_value_accept(const dnsnap_cache_t *c, const uint8_t *key, size_t key_len,
@@ -229,7 +218,7 @@ int dnsnap_l2_value_accept(const dnsnap_cache_t *c, const uint8_t *key, size_t k
 		dnsnap_cache_opts_get(c, &o);
 	else
 		dnsnap_cache_opts_default(&o);
-	if ((err = policy_ok(&o, &h, now, d)) != DNSNAP_OK ||
+	if ((err = policy_ok(&o, e, n, &h, now, d)) != DNSNAP_OK ||
 	    (err = answers_key(&k, e, n, &h, DNSNAP_L2_HDR, d)) != DNSNAP_OK)
 		return err;
 	if ((int32_t)(h.expiry - now) <= 0)

@@ -687,9 +687,10 @@ int dnsnap_snapw_begin(const char *path, dnsnap_snapw_t **out, dnsnap_diag_t *d)
 	size_t pl = strlen(path);
 	char target[4096];
 	int e = pl > 4000 ? -ENAMETOOLONG : dnsnap_path_target(path, target, 4000);
+	char refusal[8192];
 	if (e != 0)
 		return dnsnap__diag(d, e == -ENAMETOOLONG ? DNSNAP_EINVAL : e, 0, "%s: %s", path,
-				    e == -ENAMETOOLONG ? "path too long" : strerror(-e));
+				    dnsnap_path_strerror(path, e, refusal, sizeof refusal));
 	struct stat st;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return dnsnap__diag(d, DNSNAP_EINVAL, 0, "%s: not a regular file: a snapshot is "

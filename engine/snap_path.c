@@ -28,7 +28,56 @@
 
 #define PATH_CAP 4096
 
-int dnsnap_path_target(const char *path, char *out, size_t cap)
+/* The directory of @p path ("." for a bare name) into @p dir */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash == NULL)
+		snprintf(dir, cap, ".");
+	else
+		snprintf(dir, cap, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+/*
+ * Whether the link @p cur (lstat: @p st) may be followed: not when it lies in
+ * a sticky directory others may write (/tmp) and is owned by neither the
+ * caller nor that directory's owner: the kernel's fs.protected_symlinks
+ * rule, which a hand-made walk would bypass. @p why (may be NULL) says why.
+ */
+static int link_ok(const char *cur, const struct stat *st, char *why, size_t cap)
+{
+	char dir[PATH_CAP];
+	struct stat ds;
+	dir_of(cur, dir, sizeof dir);
+	if (stat(dir, &ds) != 0 || !(ds.st_mode & S_ISVTX) || !(ds.st_mode & S_IWOTH) ||
+	    st->st_uid == geteuid() || st->st_uid == ds.st_uid)
+		return 1;
+	if (why != NULL)
+		snprintf(why, cap, "%s is a symbolic link owned by uid %u in %s, a sticky "
+			 "directory others may write, and is neither yours nor the directory "
+			 "owner's: not followed (anyone there could have planted it)", cur,
+			 (unsigned)st->st_uid, dir);
+	return 0;
+}
+
+/* Whether the final target's directory keeps others from replacing it: not
+ * writable by others, or sticky. */
+static int dir_ok(const char *target, char *why, size_t cap)
+{
+	char dir[PATH_CAP];
+	struct stat ds;
+	dir_of(target, dir, sizeof dir);
+	if (stat(dir, &ds) != 0 || !(ds.st_mode & S_IWOTH) || (ds.st_mode & S_ISVTX))
+		return 1;
+	if (why != NULL)
+		snprintf(why, cap, "directory %s is writable by others and not sticky (mode "
+			 "%04o): anyone could replace what is written there", dir,
+			 (unsigned)(ds.st_mode & 07777));
+	return 0;
+}
+
+/* The walk of dnsnap_path_target(); @p why (may be NULL) says why on -EPERM. */
+static int walk(const char *path, char *out, size_t cap, char *why, size_t why_cap)
 {
 	char cur[PATH_CAP], link[PATH_CAP];
 	size_t len = strlen(path);
@@ -41,6 +90,8 @@ int dnsnap_path_target(const char *path, char *out, size_t cap)
 			break;
 		if (hops == 40)
 			return -ELOOP;
+		if (!link_ok(cur, &st, why, why_cap))
+			return -EPERM;
 		ssize_t n = readlink(cur, link, sizeof link - 1);
 		if (n < 0)
 			return -errno;
@@ -51,6 +102,8 @@ int dnsnap_path_target(const char *path, char *out, size_t cap)
 			return -ENAMETOOLONG;
 		memcpy(cur + dl, link, (size_t)n + 1);
 	}
+	if (!dir_ok(cur, why, why_cap))
+		return -EPERM;
 	len = strlen(cur);
 	if (len >= cap)
 		return -ENAMETOOLONG;
@@ -58,14 +111,17 @@ int dnsnap_path_target(const char *path, char *out, size_t cap)
 	return 0;
 }
 
-/* The directory of @p path ("." for a bare name) into @p dir */
-static void dir_of(const char *path, char *dir, size_t cap)
+int dnsnap_path_target(const char *path, char *out, size_t cap)
 {
-	const char *slash = strrchr(path, '/');
-	if (slash == NULL)
-		snprintf(dir, cap, ".");
-	else
-		snprintf(dir, cap, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	return walk(path, out, cap, NULL, 0);
+}
+
+const char *dnsnap_path_strerror(const char *path, int err, char *out, size_t cap)
+{
+	char target[PATH_CAP];
+	if (err != -EPERM || walk(path, target, sizeof target, out, cap) != -EPERM)
+		snprintf(out, cap, "%s", err == -ENAMETOOLONG ? "path too long" : strerror(-err));
+	return out;
 }
 
 const char *dnsnap_path_create_error(const char *path, int err, char *out, size_t cap)
@@ -187,8 +243,10 @@ int dnsnap_snap_lock(const char *path, int wait_seconds, dnsnap_snap_lock_t **ou
 	for (;;) {
 		char target[PATH_CAP];
 		int on_dir, e = dnsnap_path_target(path, target, sizeof target);
+		char why[2 * PATH_CAP];
 		if (e != 0)
-			return dnsnap__diag(d, e, 0, "%s: %s", path, strerror(-e));
+			return dnsnap__diag(d, e, 0, "%s: %s", path,
+					    dnsnap_path_strerror(path, e, why, sizeof why));
 		int fd = open_lockable(path, target, &on_dir, d);
 		if (fd < 0)
 			return fd;

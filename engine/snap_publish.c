@@ -108,6 +108,7 @@ static int publish_locked(dnsnap_cache_t *c, const char *path, const dnsnap_publ
 		ps->excluded = mc.excluded;
 		ps->over_bound = mc.over_bound;
 		ps->stale = mc.stale;
+		ps->base_refused = mc.refused;
 	} else {
 		dnsnap_snapw_t *w;
 		err = dnsnap_snapw_begin(path, &w, d);

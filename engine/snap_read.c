@@ -295,11 +295,13 @@ int dnsnap_snap_answer(dnsnap_snap_t *s, const dnsnap_query_t *q, uint32_t now,
 	uint8_t key0[DNSNAP_KEY_MAX];
 	size_t len0 = dnsnap__key_cd0(q, key0);
 	enum dnsnap__expiry st;
-	int err = dnsnap__tier_answer(&dnsnap_snap_tier, s, q->key, q->key_len, q, &ao, 0, 0, out,
-				      cap, out_len, &st);
+	/* the time rule under the default policy; a refusal counts as damage */
+	dnsnap__life_t life = DNSNAP__LIFE_DEFAULT;
+	int err = dnsnap__tier_answer(&dnsnap_snap_tier, s, q->key, q->key_len, q, &ao, 0, 0,
+				      &life, &s->bad, out, cap, out_len, &st);
 	if (err == DNSNAP_ENOTFOUND && len0 != 0) /* CD=1 from the CD=0 entry */
-		err = dnsnap__tier_answer(&dnsnap_snap_tier, s, key0, len0, q, &ao, 0, 0, out, cap,
-					  out_len, &st);
+		err = dnsnap__tier_answer(&dnsnap_snap_tier, s, key0, len0, q, &ao, 0, 0, &life,
+					  &s->bad, out, cap, out_len, &st);
 	return err;
 }
 

@@ -279,7 +279,9 @@ typedef struct merge {
 	stream_t cs;
 	uint32_t now;            /* live at now ... */
 	uint32_t cutoff;         /* ... or expired after cutoff (now - stale window) */
+	uint32_t rule_now;       /* the time rule's: the later of now and the clock */
 	const dnsnap__merge_opts_t *o;
+	dnsnap__life_t life;     /* the cache's policy: the time rule for base entries */
 	dnsnap_snap_write_stats_t st;
 	dnsnap__merge_counts_t mc;
 	/* a bounded write: the selection's values, then its threshold */
@@ -371,7 +373,17 @@ static int merge_base(void *arg, const uint8_t *key, size_t key_len, const uint8
 		if ((m->err = merge_put_ref(m, &v)) != DNSNAP_OK)
 			return 1;
 	}
-	/* the scan hands over checked entries only: the damaged are counted */
+	/* the scan hands over checked entries only: the damaged are counted;
+	 * one the time rule refuses is left out as they are (the cache's entry
+	 * for its key, if any, stands alone) */
+	if (dnsnap__entry_when(entry, m->rule_now, &m->life) != DNSNAP__WHEN_OK) {
+		m->mc.refused++;
+		if (r != NULL && c == 0) {
+			stream_next(&m->cs);
+			m->err = merge_put_ref(m, &v);
+		}
+		return m->err != DNSNAP_OK;
+	}
 	if (r != NULL && c == 0) { /* both hold the key: the later Inception wins,
 				    * but for the keep rule; the cache's entries are
 				    * kept ones, a base entry past the cutoff never wins */
@@ -514,7 +526,10 @@ int dnsnap__snap_merge(dnsnap_cache_t *c, dnsnap_snap_t *base, const char *path,
 		dnsnap_free(cl);
 		return dnsnap__diag(d, err, 0, "%s: out of memory reading the cache", path);
 	}
-	merge_t m = { .now = o->now, .cutoff = cl->now, .o = o, .d = d };
+	dnsnap_cache_opts_t co;
+	dnsnap_cache_opts_get(c, &co);
+	merge_t m = { .now = o->now, .cutoff = cl->now, .o = o, .life = dnsnap__life_of(&co),
+		      .rule_now = dnsnap__later(o->now, (uint32_t)time(NULL)), .d = d };
 	if (o->max_bytes != 0) { /* choose first, then write what was chosen */
 		m.bounded = 1;
 		err = merge_low(&m, cl, base, path);

@@ -11,6 +11,8 @@
  * where an entry is copied, a page or two.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include "alloc.h"
 #include "tier.h"
@@ -47,8 +49,9 @@ static uint8_t *thread_buffer(void)
 
 int dnsnap__tier_answer(const dnsnap_tier_ops_t *ops, void *tier, const uint8_t *key,
 			size_t key_len, const dnsnap_query_t *q, dnsnap_answer_opts_t *ao,
-			uint32_t stale_window, int allow_stale, uint8_t *out, size_t cap,
-			size_t *out_len, enum dnsnap__expiry *state)
+			uint32_t stale_window, int allow_stale, const dnsnap__life_t *life,
+			_Atomic uint64_t *refused, uint8_t *out, size_t cap, size_t *out_len,
+			enum dnsnap__expiry *state)
 {
 	*state = DNSNAP__DEAD;
 	if (ops == NULL || ops->get == NULL)
@@ -61,6 +64,16 @@ int dnsnap__tier_answer(const dnsnap_tier_ops_t *ops, void *tier, const uint8_t 
 	    ops->get(tier, key, key_len, buf, DNSNAP_ENTRY_MAX, &len) != DNSNAP_OK ||
 	    len < DNSNAP_ENTRY_HDR || len > DNSNAP_ENTRY_MAX)
 		return DNSNAP_ENOTFOUND;
+	/* the time rule: an entry cached in the future, or living past the
+	 * policy's longest TTL, is refused as a damaged one is; judged at the
+	 * later of the lookup's now and the clock (a server at a fixed --now in
+	 * the past serves what was cached after it) */
+	if (dnsnap__entry_when(buf, dnsnap__later(ao->now, (uint32_t)time(NULL)), life) !=
+	    DNSNAP__WHEN_OK) {
+		if (refused != NULL)
+			atomic_fetch_add_explicit(refused, 1, memory_order_relaxed);
+		return DNSNAP_ENOTFOUND;
+	}
 	*state = dnsnap__entry_state(buf, ao->now, stale_window);
 	if (*state == DNSNAP__DEAD || (*state == DNSNAP__STALE && !allow_stale))
 		return DNSNAP_ENOTFOUND;

@@ -6,6 +6,7 @@
 #ifndef DNSNAP_TIER_H
 #define DNSNAP_TIER_H
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "dnsnap.h"
@@ -34,7 +35,9 @@ static inline size_t dnsnap__key_cd0(const dnsnap_query_t *q, uint8_t *buf)
 /*
  * Answer @p q from the entry under @p key in a lower tier, read into a
  * per-thread buffer: when it is fresh at ao->now, or stale within
- * @p stale_window and @p allow_stale. Sets ao->stale (and ao->rotate to 0: a
+ * @p stale_window and @p allow_stale, and its times pass the time rule under
+ * @p life (dnsnap__entry_when(); a refusal adds 1 to *@p refused, which may
+ * be NULL). Sets ao->stale (and ao->rotate to 0: a
  * lower tier has no live counters) for the answer built, and *state to the
  * entry's dnsnap__expiry (DNSNAP__DEAD when there is none). Allocation-free.
  * @return DNSNAP_OK, DNSNAP_ENOTFOUND, or dnsnap_answer_build()'s error
@@ -51,7 +54,8 @@ int dnsnap__answer_trusted(const dnsnap_query_t *q, const uint8_t *entry, size_t
 
 int dnsnap__tier_answer(const dnsnap_tier_ops_t *ops, void *tier, const uint8_t *key,
 			size_t key_len, const dnsnap_query_t *q, dnsnap_answer_opts_t *ao,
-			uint32_t stale_window, int allow_stale, uint8_t *out, size_t cap,
-			size_t *out_len, enum dnsnap__expiry *state);
+			uint32_t stale_window, int allow_stale, const dnsnap__life_t *life,
+			_Atomic uint64_t *refused, uint8_t *out, size_t cap, size_t *out_len,
+			enum dnsnap__expiry *state);
 
 #endif

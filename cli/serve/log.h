@@ -15,7 +15,7 @@
 #include <syslog.h> /* LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERR */
 
 /* Longest line written (longer messages are cut, ending in "..."). */
-#define SLOG_LINE_MAX 1024
+#define SLOG_LINE_MAX 4096
 
 /** Log @p fmt (printf-like, %m included) at @p level, if at or above the
  * threshold (default LOG_INFO). errno is kept. */

@@ -335,6 +335,12 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 		"TCP connections closed at once: over the connection limit.", st->tcp_refused);
 	counter(out, "dnsnap_tcp_connections_idle_closed_total",
 		"TCP connections closed for sending no whole query in time.", st->tcp_idle_closed);
+	counter(out, "dnsnap_tcp_connections_evicted_total",
+		"TCP connections closed, idle longest, to make room for a new one.",
+		st->tcp_evicted);
+	counter(out, "dnsnap_tcp_connections_refused_source_total",
+		"TCP connections closed at once: their source had --tcp-per-source open.",
+		st->tcp_refused_source);
 	family(out, "dnsnap_answer_latency_seconds", "histogram",
 	       "Time from a query's arrival to its reply, by where the answer came from.");
 	h = of_hist(&st->answer_latency_cache);
@@ -435,7 +441,7 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_ku64(j, "queries", st->queries_udp + st->queries_tcp);
 	jw_ku64(j, "udp", st->queries_udp);
 	jw_ku64(j, "tcp", st->queries_tcp);
-	jw_ku64(j, "hits", st->hits_memory + st->hits_map + st->hits_l2 + st->stale);
+	jw_ku64(j, "hits", st->hits_memory + st->hits_map + st->hits_l2);
 	jw_ku64(j, "misses", st->misses);
 	jw_ku64(j, "formerr", st->rcode[RC_FORMERR]);
 	jw_ku64(j, "notimp", st->rcode[RC_NOTIMP]);
@@ -446,6 +452,8 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_ku64(j, "tcp_connections", st->tcp_connections);
 	jw_ku64(j, "tcp_refused", st->tcp_refused);
 	jw_ku64(j, "tcp_closed_idle", st->tcp_idle_closed);
+	jw_ku64(j, "tcp_evicted", st->tcp_evicted);
+	jw_ku64(j, "tcp_refused_source", st->tcp_refused_source);
 
 	jw_ku64(j, "hits_memory", st->hits_memory);
 	jw_ku64(j, "hits_map", st->hits_map);
@@ -544,9 +552,18 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 struct metrics_http {
 	struct MHD_Daemon *d;
 	void (*collect)(void *arg, struct serve_stats *out);
+	int (*allow)(void *arg, const struct sockaddr *sa, socklen_t len);
 	void *arg;
 	int port;
 };
+
+/* MHD's accept policy: a source @p allow refuses is closed before a byte
+ * is read */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	struct metrics_http *m = cls;
+	return m->allow == NULL || m->allow(m->arg, sa, len) ? MHD_YES : MHD_NO;
+}
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
 {
@@ -653,6 +670,7 @@ static int parse_addr_port(const char *s, struct sockaddr_storage *ss, socklen_t
 }
 
 int metrics_http_start(const char *addr_port, void (*collect)(void *arg, struct serve_stats *out),
+		       int (*allow)(void *arg, const struct sockaddr *sa, socklen_t len),
 		       void *arg, struct metrics_http **out, char *err, size_t errcap)
 {
 	struct sockaddr_storage ss;
@@ -694,16 +712,18 @@ int metrics_http_start(const char *addr_port, void (*collect)(void *arg, struct 
 		return -1;
 	}
 	m->collect = collect;
+	m->allow = allow;
 	m->arg = arg;
 	m->port = ntohs(bound.ss_family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
 						   : ((struct sockaddr_in6 *)&bound)->sin6_port);
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	m->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, m,
+	m->d = MHD_start_daemon(flags, 0, on_accept, m, on_request, m,
 				MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)16,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONN_MAX,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_CONN_PER_IP,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_IDLE_S,
 				MHD_OPTION_END);
 	if (m->d == NULL) {
 		snprintf(err, errcap, "%s: the HTTP server (libmicrohttpd) did not start",

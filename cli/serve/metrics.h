@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "forward.h"
 #include "hist.h"
@@ -50,6 +51,7 @@ struct serve_stats {
 	uint64_t rcode[RC_N];                /* every reply sent, by rcode */
 	uint64_t drops[DROP_N];
 	uint64_t tcp_connections, tcp_refused, tcp_idle_closed;
+	uint64_t tcp_evicted, tcp_refused_source; /* idle longest closed; over --tcp-per-source */
 	struct hist answer_latency_cache;    /* received -> reply sent, cache answers */
 	struct hist answer_latency_upstream; /* received -> reply sent, after an upstream query */
 	struct hist answer_latency_l2;       /* received -> reply sent, from the second level */
@@ -81,14 +83,23 @@ void metrics_prom(const struct serve_stats *st, FILE *out);
  * listed in the man page, METRICS). */
 void metrics_json(const struct serve_stats *st, jw_t *j);
 
+/* The HTTP endpoint's bounds: connections at once (more wait in the
+ * kernel's queue), from one address (more are closed at once), and the
+ * seconds a connection may stay silent (spec/DECISIONS.md). */
+#define METRICS_CONN_MAX 32
+#define METRICS_CONN_PER_IP 4
+#define METRICS_IDLE_S 3
+
 /* The HTTP endpoint: GET /metrics answers metrics_prom() of what @p collect
  * fills (called from the HTTP thread, into a zeroed struct); any other path
  * is 404, a method other than GET or HEAD 405. @p addr_port: "127.0.0.1:9153"
- * or "[::1]:9153" (port 0: one the system picks). At most 16 connections
- * at once (more wait in the kernel's queue), each closed after 10 s idle.
+ * or "[::1]:9153" (port 0: one the system picks). A connection from a source
+ * @p allow says 0 to (NULL: anyone) is closed as soon as it is accepted;
+ * METRICS_CONN_MAX, METRICS_CONN_PER_IP and METRICS_IDLE_S bound the others.
  * @return 0, or -1 with a message naming the address in @p err */
 struct metrics_http;
 int metrics_http_start(const char *addr_port, void (*collect)(void *arg, struct serve_stats *out),
+		       int (*allow)(void *arg, const struct sockaddr *sa, socklen_t len),
 		       void *arg, struct metrics_http **out, char *err, size_t errcap);
 /* The port @p m listens on (the one the system picked for port 0). */
 int metrics_http_port(const struct metrics_http *m);

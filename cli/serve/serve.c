@@ -25,7 +25,9 @@
  *   becomes a waiter (the query and where to answer it) handed to the
  *   forwarder;
  * - one TCP thread: epoll over the listening sockets, the connections (at
- *   most TCP_MAX_CONNS; idle ones close after TCP_IDLE_MS) and an eventfd
+ *   most --tcp-max, --tcp-per-source of them from one source; idle ones
+ *   close after tcp_idle_limit(), the one idle longest when a new one needs
+ *   its slot) and an eventfd
  *   through which the forwarder hands back answers to TCP clients (queries
  *   on a connection may be answered out of order, RFC 7766);
  * - the forwarder's thread (dnsnap_fwd_start()): upstream queries; its
@@ -92,12 +94,28 @@ static int drop_privileges(const char *user)
 	return 0;
 }
 
+/* SNAP through a link planted in a sticky directory others may write, or in
+ * a directory anyone may write (dnsnap_path_target()'s -EPERM): refused at
+ * start, before it is mapped or anything is published there. */
+static int path_refused(const char *path)
+{
+	char target[4096], why[8400];
+	int e = dnsnap_path_target(path, target, sizeof target);
+	if (e != -EPERM)
+		return 0;
+	return fail(CMD, path, "%s", dnsnap_path_strerror(path, e, why, sizeof why));
+}
+
 /* Publishing writes a temporary beside SNAP's target and renames it: that
  * directory must be writable by the user we run as. */
 static int check_snap_dir(const char *path)
 {
-	char target[4096];
-	if (dnsnap_path_target(path, target, sizeof target) != 0)
+	char target[4096], why[8400];
+	int e = dnsnap_path_target(path, target, sizeof target);
+	if (e == -EPERM) /* a planted link, a directory anyone may write: refused at start */
+		return fail(CMD, path, "snapshots cannot be written: %s",
+			    dnsnap_path_strerror(path, e, why, sizeof why));
+	if (e != 0)
 		snprintf(target, sizeof target, "%s", path);
 	char *dir = dirname(target);
 	if (access(dir, W_OK | X_OK) != 0)
@@ -178,16 +196,17 @@ static int server_start(struct server *s)
 	int err = dnsnap_cache_new(&co, &s->cache);
 	if (err != DNSNAP_OK)
 		return fail(CMD, NULL, "%s", dnsnap_strerror(err));
-	s->ctl.fd = -1;
+	s->ctl.fd = s->ctl.extra_fd = s->ctl.job_fd = s->ctl.done_fd = -1;
 	/* a deploy: the servers of SNAP asked to publish what they learned since
 	 * their last publish, before this one maps the file and answers */
 	if (c->forwarding)
 		control_ask_publish(s, c->deploy_wait);
-	if (snap_first(s) || net_open(s))
+	if (path_refused(s->path) || snap_first(s) || net_open(s))
 		return EXIT_USAGE;
 	if (c->metrics != NULL) {
 		char e[256];
-		if (metrics_http_start(c->metrics, collect, s, &s->metrics, e, sizeof e) != 0)
+		if (metrics_http_start(c->metrics, collect, metrics_allowed, s, &s->metrics, e,
+				       sizeof e) != 0)
 			return fail(CMD, NULL, "--metrics: %s", e);
 	}
 	if (c->user != NULL && drop_privileges(c->user))
@@ -237,7 +256,7 @@ static int server_run(struct server *s, int sfd)
 	int64_t last_publish = mono_ms(), last_tick = mono_ms();
 	for (;;) {
 		struct pollfd pf[2] = { { .fd = sfd, .events = POLLIN },
-					{ .fd = s->ctl.fd, .events = POLLIN } };
+					{ .fd = s->ctl.job_fd, .events = POLLIN } };
 		int64_t wait = 1000 - (mono_ms() - last_tick);
 		int pr = poll(pf, 2, wait > 0 ? (int)wait : 0);
 		if (mono_ms() - last_tick >= 1000) { /* whatever else comes meanwhile */
@@ -246,8 +265,8 @@ static int server_run(struct server *s, int sfd)
 		}
 		if (pr <= 0)
 			continue;
-		if (pf[1].revents & POLLIN) /* a control client (dnsnap control) */
-			control_serve(s);
+		if (pf[1].revents & POLLIN) /* publish, flush, reload (dnsnap control) */
+			control_run_jobs(s);
 		if (!(pf[0].revents & POLLIN))
 			continue;
 		struct signalfd_siginfo si;
@@ -286,6 +305,7 @@ static int server_stop(struct server *s, int rc, int started)
 	const struct serve_config *c = s->cfg;
 	unsigned up_ms = c->fwd.timeout_ms * c->fwd.tries + 1000;
 	notify_systemd("STOPPING=1");
+	control_stopping(s); /* what is asked from now on: "stopping", exit 2 */
 	if (started && rc == 0 && c->forwarding && publish(s, "stopping") != 0)
 		rc = EXIT_USAGE;
 	if (started)

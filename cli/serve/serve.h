@@ -35,9 +35,12 @@ enum serve_outcome {
 	SERVE_DROP = 0,   /* no reply: shorter than a header, or a response (QR=1) */
 	SERVE_HIT,        /* the cached answer (TC set when it was cut) */
 	SERVE_MISS,       /* REFUSED, with EDE SERVE_EDE_CODE when the query had EDNS */
-	SERVE_FORMERR,    /* a malformed query */
+	SERVE_FORMERR,    /* a malformed query; a meta type (OPT, TKEY, TSIG, 128-254
+			   * but ANY), never forwarded */
 	SERVE_NOTIMP,     /* an OPCODE other than QUERY */
 	SERVE_BADVERS,    /* an EDNS VERSION other than 0 (RFC 6891 6.1.3) */
+	SERVE_LOCAL,      /* REFUSED, never forwarded: AXFR, IXFR, a class other
+			   * than IN and ANY (serve_reply.c) */
 	SERVE_SERVFAIL,   /* the cache failed (a damaged entry) */
 	SERVE_FORWARD,    /* a miss with in->forward: no reply yet; ask the upstreams */
 	SERVE_REFUSED,    /* in->refuse: REFUSED, with EDE 18 (Prohibited) under EDNS */

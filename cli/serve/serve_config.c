@@ -25,7 +25,7 @@ enum {
 	O_UPSTREAM = 0x100, O_TIMEOUT, O_TRIES, O_0X20, O_OUTSTANDING, O_MAX_BYTES,
 	O_STALE, O_ALLOW, O_USER, O_EVERY, O_SNAP_MAX, O_METRICS, O_LOG_LEVEL,
 	O_L2, O_L2_REPLICA, O_L2_PREFIX, O_L2_WAIT, O_L2_AUTH, O_L2_QUEUE, O_CONTROL,
-	O_DEPLOY_WAIT,
+	O_DEPLOY_WAIT, O_TCP_MAX, O_TCP_PER_SOURCE, O_TCP_PREFIX, O_METRICS_ALLOW,
 };
 
 static const struct option longopts[] = {
@@ -54,6 +54,10 @@ static const struct option longopts[] = {
 	{ "l2-queue", required_argument, NULL, O_L2_QUEUE },
 	{ "control", required_argument, NULL, O_CONTROL },
 	{ "deploy-wait", required_argument, NULL, O_DEPLOY_WAIT },
+	{ "tcp-max", required_argument, NULL, O_TCP_MAX },
+	{ "tcp-per-source", required_argument, NULL, O_TCP_PER_SOURCE },
+	{ "tcp-source-prefix", required_argument, NULL, O_TCP_PREFIX },
+	{ "metrics-allow", required_argument, NULL, O_METRICS_ALLOW },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -71,6 +75,10 @@ void config_defaults(struct serve_config *c)
 	c->l2.wait_ms = DNSNAP_L2_DEFAULT_WAIT_MS;
 	c->l2.queue_max = DNSNAP_L2_DEFAULT_QUEUE;
 	c->deploy_wait = DEFAULT_DEPLOY_WAIT;
+	c->tcp_max = DEFAULT_TCP_MAX;
+	c->tcp_per_source = DEFAULT_TCP_PER_SOURCE;
+	c->tcp_prefix4 = 32;
+	c->tcp_prefix6 = 128;
 }
 
 void config_wipe(struct serve_config *c)
@@ -243,6 +251,36 @@ static int upstream_arg(const char *v, dnsnap_fwd_upstream_t *u)
 	return 0;
 }
 
+/* A prefix of --allow or --metrics-allow into @p list. @return 1 or EXIT_USAGE */
+static int cidr_opt(const char *opt, const char *v, struct cidr *list, int *n, int max)
+{
+	if (*n == max)
+		return fail(CMD, NULL, "%s: at most %d prefixes", opt, max);
+	int e = cidr_parse(v, &list[*n]);
+	if (e == -2)
+		return fail(CMD, NULL, "%s: %s has bits set past its prefix length "
+			    "(write the network's address)", opt, v);
+	if (e != 0)
+		return fail(CMD, NULL, "%s: not ADDR or ADDR/BITS (IPv4 or IPv6): %s", opt, v);
+	(*n)++;
+	return 1;
+}
+
+/* --tcp-source-prefix V4,V6: 0-32 and 0-128. @return 1 or EXIT_USAGE */
+static int tcp_prefix_arg(struct serve_config *c, const char *v)
+{
+	unsigned a, b;
+	int end = 0;
+	if (v[0] < '0' || v[0] > '9' || sscanf(v, "%3u,%3u%n", &a, &b, &end) != 2 ||
+	    v[end] != 0 || strchr(v, ' ') != NULL || strstr(v, ",-") || strstr(v, ",+"))
+		return fail(CMD, NULL, "--tcp-source-prefix: not V4,V6 (e.g. 24,56): %s", v);
+	if (a > 32 || b > 128)
+		return fail(CMD, NULL, "--tcp-source-prefix: IPv4 0-32, IPv6 0-128, not %s", v);
+	c->tcp_prefix4 = a;
+	c->tcp_prefix6 = b;
+	return 1;
+}
+
 /* ----------------------------------------------------------- handlers */
 
 /* Each takes option @p o with value @p v if it is one of its group's.
@@ -269,19 +307,25 @@ static int opt_net(struct serve_config *c, int o, const char *v)
 			return fail(CMD, NULL, "--threads: at least 1");
 		c->threads = (int)x;
 		return 1;
-	case O_ALLOW: {
-		if (c->nallow == MAX_ALLOW)
-			return fail(CMD, NULL, "--allow: at most %d prefixes", MAX_ALLOW);
-		int e = cidr_parse(v, &c->allow[c->nallow]);
-		if (e == -2)
-			return fail(CMD, NULL, "--allow: %s has bits set past its prefix length "
-				    "(write the network's address)", v);
-		if (e != 0)
-			return fail(CMD, NULL, "--allow: not ADDR or ADDR/BITS (IPv4 or IPv6): %s",
-				    v);
-		c->nallow++;
+	case O_ALLOW:
+		return cidr_opt("--allow", v, c->allow, &c->nallow, MAX_ALLOW);
+	case O_METRICS_ALLOW:
+		return cidr_opt("--metrics-allow", v, c->metrics_allow, &c->nmetrics_allow,
+				MAX_METRICS_ALLOW);
+	case O_TCP_MAX:
+		if (number(CMD, "--tcp-max", v, MAX_TCP_MAX, &x))
+			return EXIT_USAGE;
+		if (x == 0)
+			return fail(CMD, NULL, "--tcp-max: at least 1");
+		c->tcp_max = (unsigned)x;
 		return 1;
-	}
+	case O_TCP_PER_SOURCE:
+		if (number(CMD, "--tcp-per-source", v, MAX_TCP_MAX, &x))
+			return EXIT_USAGE;
+		c->tcp_per_source = (unsigned)x;
+		return 1;
+	case O_TCP_PREFIX:
+		return tcp_prefix_arg(c, v);
 	case O_USER:
 		c->user = v;
 		return 1;
@@ -448,6 +492,13 @@ static int config_check(int argc, char **argv, struct serve_config *c)
 		cidr_parse("127.0.0.0/8", &c->allow[c->nallow++]);
 		cidr_parse("::1/128", &c->allow[c->nallow++]);
 	}
+	if (c->nmetrics_allow == 0) { /* loopback only */
+		cidr_parse("127.0.0.0/8", &c->metrics_allow[c->nmetrics_allow++]);
+		cidr_parse("::1/128", &c->metrics_allow[c->nmetrics_allow++]);
+	}
+	if (c->metrics == NULL && (o = given(argc, argv, (const char *const[]){
+					      "--metrics-allow", NULL })) != NULL)
+		return fail(CMD, NULL, "--metrics-allow needs --metrics");
 	return 0;
 }
 

@@ -27,6 +27,10 @@
 #define DEFAULT_MAX_OUTSTANDING 2048
 #define DEFAULT_MAX_WAITERS 256
 #define DEFAULT_DEPLOY_WAIT 10
+#define DEFAULT_TCP_MAX 128            /* TCP connections open at once */
+#define DEFAULT_TCP_PER_SOURCE 16      /* of them, from one source (0: no limit) */
+#define MAX_TCP_MAX 65536
+#define MAX_METRICS_ALLOW 64
 
 /* --allow: a source prefix */
 struct cidr {
@@ -47,7 +51,12 @@ struct serve_config {
 	uint64_t snap_max_bytes;          /* a publish's (0: max_bytes) */
 	uint32_t serve_stale;             /* seconds, 0: off */
 	unsigned snapshot_every;          /* seconds, 0: at exit only */
+	unsigned tcp_max;                 /* --tcp-max: TCP connections open at once */
+	unsigned tcp_per_source;          /* --tcp-per-source: of them from one source, 0: any */
+	unsigned tcp_prefix4, tcp_prefix6; /* --tcp-source-prefix: what one source is */
 	const char *metrics;              /* --metrics ADDR:PORT, NULL: none */
+	struct cidr metrics_allow[MAX_METRICS_ALLOW]; /* --metrics-allow (loopback when none) */
+	int nmetrics_allow;
 	const char *control;              /* --control PATH, NULL: beside SNAP */
 	unsigned deploy_wait;             /* --deploy-wait seconds: the servers of SNAP
 					   * asked to publish before this one starts */

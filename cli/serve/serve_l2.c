@@ -147,20 +147,25 @@ static int flush_key(void *arg, const uint8_t *key, size_t key_len)
 	return dnsnap_l2_bulk_del(r->b, key, key_len, r->err, sizeof r->err) != DNSNAP_OK;
 }
 
-uint64_t l2_flush(struct server *s, const filter_t *f)
+int l2_flush(struct server *s, const filter_t *f, uint64_t *n, char *err, size_t errcap)
 {
+	*n = 0;
 	if (s->cfg->l2.url == NULL)
 		return 0;
 	struct l2_flush_run r = { .f = f };
 	if (dnsnap_l2_bulk_open(&s->cfg->l2, &r.b, r.err, sizeof r.err) != DNSNAP_OK) {
 		slog(LOG_WARNING, "flush: Redis not reached (its entries stay there): %s", r.err);
-		return 0;
+		snprintf(err, errcap, "not reached: %s", r.err);
+		return -1;
 	}
 	int rc = dnsnap_l2_bulk_scan_keys(r.b, flush_key, &r, r.err, sizeof r.err);
 	if (rc == DNSNAP_OK)
 		rc = dnsnap_l2_bulk_flush(r.b, r.err, sizeof r.err);
-	if (rc != DNSNAP_OK)
+	if (rc != DNSNAP_OK) {
 		slog(LOG_WARNING, "flush: Redis: %s (some of its entries may stay there)", r.err);
+		snprintf(err, errcap, "%s", r.err);
+	}
 	dnsnap_l2_bulk_close(r.b);
-	return r.n;
+	*n = r.n;
+	return rc == DNSNAP_OK ? 0 : -1;
 }

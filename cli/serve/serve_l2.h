@@ -38,8 +38,9 @@ void l2_stop(struct server *s, unsigned flush_ms);
 void l2_free(struct server *s);
 /** Delete from Redis every key under the prefix that @p f passes (a flush: a
  * SCAN of every key, then pipelined DELs; blocking, each reply bounded by
- * --l2's connect bound). @return how many matched (0 without --l2) */
+ * --l2's connect bound); how many matched in *n (0 without --l2).
+ * @return 0, or -1 with why in @p err (Redis not reached, or it failed) */
 struct filter;
-uint64_t l2_flush(struct server *s, const struct filter *f);
+int l2_flush(struct server *s, const struct filter *f, uint64_t *n, char *err, size_t errcap);
 
 #endif

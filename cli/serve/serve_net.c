@@ -27,27 +27,48 @@ static int cidr_match(const struct cidr *c, const uint8_t *a)
 	return rest == 0 || ((c->addr[full] ^ a[full]) & (0xff00 >> rest) & 0xff) == 0;
 }
 
-/* Whether a query from @p sa is answered (--allow). An IPv4-mapped IPv6
- * source is matched as the IPv4 address it is. */
-int allowed(const struct server *s, const struct sockaddr_storage *sa)
+/* The address bytes of @p sa and its family, an IPv4-mapped IPv6 address
+ * as the IPv4 address it is. @return NULL: neither family */
+static const uint8_t *addr_of(const struct sockaddr_storage *sa, int *family)
 {
-	const uint8_t *a;
-	int family = sa->ss_family;
-	if (family == AF_INET) {
-		a = (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
-	} else if (family == AF_INET6) {
-		a = (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
-		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)a)) {
-			a += 12;
-			family = AF_INET;
-		}
-	} else {
-		return 0;
+	*family = sa->ss_family;
+	if (*family == AF_INET)
+		return (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
+	if (*family != AF_INET6)
+		return NULL;
+	const uint8_t *a = (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)a)) {
+		*family = AF_INET;
+		return a + 12;
 	}
-	for (int i = 0; i < s->cfg->nallow; i++)
-		if (s->cfg->allow[i].family == family && cidr_match(&s->cfg->allow[i], a))
+	return a;
+}
+
+int cidr_list_match(const struct cidr *list, int n, const struct sockaddr_storage *sa)
+{
+	int family;
+	const uint8_t *a = addr_of(sa, &family);
+	if (a == NULL)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (list[i].family == family && cidr_match(&list[i], a))
 			return 1;
 	return 0;
+}
+
+/* Whether a query from @p sa is answered (--allow). */
+int allowed(const struct server *s, const struct sockaddr_storage *sa)
+{
+	return cidr_list_match(s->cfg->allow, s->cfg->nallow, sa);
+}
+
+int metrics_allowed(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+	const struct server *s = arg;
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof ss);
+	memcpy(&ss, sa, len < sizeof ss ? len : sizeof ss);
+	return cidr_list_match(s->cfg->metrics_allow, s->cfg->nmetrics_allow, &ss);
 }
 
 /* For a wildcard socket: answer from the address the query was sent to
@@ -376,6 +397,95 @@ static void tcp_listen_all(struct tcp *t, int on)
 	t->listening = on;
 }
 
+/* The source a connection counts against for --tcp-per-source: its family
+ * and its address cut to --tcp-source-prefix (IPv4-mapped as IPv4). */
+static void source_key(const struct serve_config *cfg, const struct sockaddr_storage *sa,
+		       uint8_t key[17])
+{
+	int family;
+	const uint8_t *a = addr_of(sa, &family);
+	memset(key, 0, 17);
+	if (a == NULL)
+		return;
+	unsigned len = family == AF_INET ? 4 : 16;
+	unsigned bits = family == AF_INET ? cfg->tcp_prefix4 : cfg->tcp_prefix6;
+	key[0] = family == AF_INET ? 4 : 6;
+	memcpy(key + 1, a, bits / 8);
+	if (bits % 8 && bits / 8 < len)
+		key[1 + bits / 8] = a[bits / 8] & (uint8_t)(0xff00 >> (bits % 8));
+}
+
+int64_t tcp_idle_limit(int used, int cap)
+{
+	/* Unbound's steps (tcp-idle-timeout: free slots under 50%, 35%, 20%),
+	 * from dnsnap's 10 s to Unbound's floor of 200 ms (spec/DECISIONS.md) */
+	if ((int64_t)used * 100 < (int64_t)cap * 50)
+		return TCP_IDLE_MS;
+	if ((int64_t)used * 100 < (int64_t)cap * 65)
+		return TCP_IDLE_MS / 10;
+	if ((int64_t)used * 100 < (int64_t)cap * 80)
+		return TCP_IDLE_MS / 20;
+	return TCP_IDLE_MIN_MS;
+}
+
+/* A connection with nothing under way: no query at the forwarder, no reply
+ * waiting for the socket, no part of a query read */
+static int conn_idle(const struct conn *c)
+{
+	return c->waiting == 0 && c->pend == NULL && c->in_len == 0;
+}
+
+/* Every slot is taken: close the connection idle longest, to make room.
+ * @return 0, or -1: none is idle (each has a query under way) */
+static int tcp_evict(struct tcp *t)
+{
+	int victim = -1;
+	for (int k = 0; k < t->nconns; k++)
+		if (conn_idle(t->conns[k]) &&
+		    (victim < 0 || t->conns[k]->last < t->conns[victim]->last))
+			victim = k;
+	if (victim < 0)
+		return -1;
+	conn_close(t, victim);
+	bump(&t->s->net.tcp_cnt, C_CONN_EVICTED);
+	return 0;
+}
+
+/* Whether a new connection from @p key is one over --tcp-per-source */
+static int source_full(const struct tcp *t, const uint8_t key[17])
+{
+	unsigned limit = t->s->cfg->tcp_per_source, n = 0;
+	if (limit == 0)
+		return 0;
+	for (int k = 0; k < t->nconns && n < limit; k++)
+		n += memcmp(t->conns[k]->src, key, 17) == 0;
+	return n >= limit;
+}
+
+/* Whether a new connection (@p ok: from inside --allow) may take a slot: its source under
+ * --tcp-per-source, outside --allow under TCP_MAX_DENIED, and a slot free
+ * (the one idle longest closed, when every one is taken). Counts a refusal. */
+static int tcp_admit(struct tcp *t, int ok, const uint8_t key[17])
+{
+	struct tstat *cnt = &t->s->net.tcp_cnt;
+	if (source_full(t, key)) {
+		bump(cnt, C_CONN_SOURCE);
+		return 0;
+	}
+	/* Sources outside --allow get REFUSED, but hold at most TCP_MAX_DENIED
+	 * of the slots (each for one reply or a second): they cannot shut the
+	 * allowed clients out, nor evict them. */
+	if (!ok && (t->ndenied >= TCP_MAX_DENIED || t->nconns == t->cap)) {
+		bump(cnt, C_CONN_REFUSED);
+		return 0;
+	}
+	if (t->nconns == t->cap && tcp_evict(t) != 0) {
+		bump(cnt, C_CONN_REFUSED);
+		return 0;
+	}
+	return 1;
+}
+
 static void tcp_accept(struct tcp *t, int lfd)
 {
 	for (;;) {
@@ -391,13 +501,11 @@ static void tcp_accept(struct tcp *t, int lfd)
 			}
 			return;
 		}
-		/* Sources outside --allow get REFUSED, but hold at most
-		 * TCP_MAX_DENIED of the slots (each for one reply or a second):
-		 * they cannot shut the allowed clients out. */
 		int ok = allowed(t->s, &peer);
-		if (t->nconns == TCP_MAX_CONNS || (!ok && t->ndenied >= TCP_MAX_DENIED)) {
+		uint8_t key[17];
+		source_key(t->s->cfg, &peer, key);
+		if (!tcp_admit(t, ok, key)) {
 			close(fd); /* at once: better than a client waiting in the backlog */
-			bump(&t->s->net.tcp_cnt, C_CONN_REFUSED);
 			continue;
 		}
 		struct conn *c = malloc(sizeof *c);
@@ -411,6 +519,7 @@ static void tcp_accept(struct tcp *t, int lfd)
 		c->fd = fd;
 		c->id = ++t->next_id;
 		c->peer = peer;
+		memcpy(c->src, key, sizeof c->src);
 		c->allowed = ok;
 		if (!ok)
 			t->ndenied++;
@@ -461,7 +570,9 @@ void *tcp_main(void *arg)
 	int draining = 0;
 	for (;;) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(t->ep, evs, 64, draining ? 100 : 1000);
+		int n = epoll_wait(t->ep, evs, 64,
+				   draining || tcp_idle_limit(t->nconns, t->cap) < TCP_IDLE_MS
+				   ? 100 : 1000);
 		for (int i = 0; i < n; i++) {
 			uint32_t d = evs[i].data.u32;
 			if (d == TAG_STOP) {
@@ -489,14 +600,17 @@ void *tcp_main(void *arg)
 			tcp_close_listeners(t);
 		}
 		int64_t now = mono_ms();
-		if (now - swept >= (draining ? 100 : 1000)) {
+		/* the slots running short: the idle time shorter, swept more often */
+		int64_t idle = tcp_idle_limit(t->nconns, t->cap);
+		if (now - swept >= (draining || idle < TCP_IDLE_MS ? 100 : 1000)) {
 			swept = now;
 			for (int k = t->nconns - 1; k >= 0; k--) {
 				struct conn *c = t->conns[k];
+				/* a query under way keeps the longer limit */
+				int64_t lim = !c->allowed ? TCP_DENIED_IDLE_MS
+					      : conn_idle(c) ? idle : TCP_IDLE_MS;
 				/* draining: a connection with nothing pending ends now */
-				if (now - c->last > (c->allowed ? TCP_IDLE_MS : TCP_DENIED_IDLE_MS) ||
-				    (draining && c->waiting == 0 && c->pend == NULL &&
-				     c->in_len == 0)) {
+				if (now - c->last > lim || (draining && conn_idle(c))) {
 					if (!draining)
 						bump(&s->net.tcp_cnt, C_CONN_IDLE);
 					conn_close(t, k);

@@ -19,8 +19,9 @@
 #define BATCH 32               /* datagrams per recvmmsg() / sendmmsg() */
 #define UDP_IN_MAX 4096        /* a longer datagram is no query: dropped */
 #define RECV_TIMEOUT_MS 200    /* how soon a UDP worker sees the stop flag */
-#define TCP_MAX_CONNS 128      /* more are accepted and closed at once */
-#define TCP_IDLE_MS 10000      /* no whole query for this long: closed */
+#define TCP_IDLE_MS 10000      /* no whole query for this long: closed (less when
+				* the slots run short: tcp_idle_limit()) */
+#define TCP_IDLE_MIN_MS 200    /* the shortest, with 80% of the slots taken */
 #define TCP_MAX_DENIED 16      /* connections from outside --allow open at once */
 #define TCP_DENIED_IDLE_MS 1000 /* ... each closed after its first reply or this */
 #define TCP_MSG_MAX 65535
@@ -74,6 +75,7 @@ struct conn {
 	int fd;
 	uint64_t id;             /* for answers that come back from the forwarder */
 	int allowed;             /* the peer is in --allow */
+	uint8_t src[17];         /* its source: family, address cut to --tcp-source-prefix */
 	unsigned waiting;        /* queries handed to the forwarder, not answered yet */
 	int64_t last;            /* ms: accepted, or its last whole query */
 	size_t in_len;
@@ -88,8 +90,8 @@ struct conn {
 struct tcp {
 	struct server *s;
 	int ep;
-	struct conn *conns[TCP_MAX_CONNS];
-	int nconns;
+	struct conn **conns;     /* cfg->tcp_max slots */
+	int nconns, cap;
 	int ndenied;             /* of them, from outside --allow */
 	uint64_t next_id;
 	int listening;           /* 0 while accept() fails for lack of descriptors */
@@ -117,6 +119,13 @@ struct net_side {
 
 /* serve_net.c */
 int allowed(const struct server *s, const struct sockaddr_storage *sa);
+/** Whether @p sa is in the @p n prefixes of @p list (IPv4-mapped as IPv4). */
+int cidr_list_match(const struct cidr *list, int n, const struct sockaddr_storage *sa);
+/** --metrics-allow, for the metrics' accept policy (@p arg: the server). */
+int metrics_allowed(void *arg, const struct sockaddr *sa, socklen_t len);
+/** The idle time after which a TCP connection is closed, for @p used of
+ * @p cap slots taken (ms): TCP_IDLE_MS down to TCP_IDLE_MIN_MS. */
+int64_t tcp_idle_limit(int used, int cap);
 void *udp_main(void *arg);
 void *tcp_main(void *arg);
 

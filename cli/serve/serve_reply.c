@@ -18,6 +18,15 @@
  * An answer that fails (ERDATA: an entry the validator let through but the
  * builder cannot lay out; ENOSPC cannot happen with cap >= 512) is SERVFAIL.
  *
+ * Questions answered here, never looked up nor forwarded, as Unbound answers
+ * them (tests/e2e/hostile.sh asks both):
+ *   QTYPE AXFR or IXFR (zone transfers: no resolver's)  -> REFUSED
+ *   QTYPE OPT, TKEY, TSIG, or another of 128-254 (RFC 6895's meta
+ *     types and QTYPEs, ANY excepted: it is asked of the upstream) -> FORMERR
+ *   QCLASS other than IN and ANY (CH, HS, NONE, ...)     -> REFUSED
+ * in that order. A CH TXT version.bind or id.server too: Unbound answers
+ * those with its own identity, this server has none to give.
+ *
  * Error replies are built here from what can be read of the query (probe()),
  * which is less than dnsnap_query_parse() demands: the header, the question
  * when QDCOUNT is 1, and an OPT right after the question. An OPT elsewhere
@@ -141,6 +150,19 @@ size_t serve_limit(const dnsnap_query_t *q, int tcp, size_t cap)
 	return limit > cap ? cap : limit;
 }
 
+/* A question answered here (above): its outcome, or 0: one to look up */
+static int local_only(const dnsnap_query_t *q)
+{
+	unsigned t = q->qtype;
+	if (t == DNSNAP_TYPE_AXFR || t == DNSNAP_TYPE_IXFR)
+		return SERVE_LOCAL;
+	if (t == DNSNAP_TYPE_OPT || (t >= 128 && t <= 254))
+		return SERVE_FORMERR; /* TKEY 249 and TSIG 250 among them */
+	if (q->qclass != DNSNAP_CLASS_IN && q->qclass != DNSNAP_CLASS_ANY)
+		return SERVE_LOCAL;
+	return 0;
+}
+
 int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint8_t *out,
 		 size_t cap, size_t *out_len, dnsnap_query_t *qp, dnsnap_lookup_t *lk)
 {
@@ -157,6 +179,13 @@ int serve_handle(const struct serve_in *in, const uint8_t *msg, size_t len, uint
 			*out_len = error_reply_ede(msg, &p, DNSNAP_RCODE_REFUSED, q->edns,
 						   q->edns ? SERVE_EDE_PROHIBITED : 0, "", out);
 			return SERVE_REFUSED;
+		}
+		int local = local_only(q);
+		if (local != 0) {
+			probe(msg, len, &p);
+			*out_len = error_reply(msg, &p, local == SERVE_LOCAL ? DNSNAP_RCODE_REFUSED
+					       : DNSNAP_RCODE_FORMERR, q->edns, 0, out);
+			return local;
 		}
 		memset(lk, 0, sizeof *lk);
 		lk->now = in->now;

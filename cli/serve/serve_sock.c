@@ -265,6 +265,10 @@ int net_open(struct server *s)
 	n->tcp_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (n->tcp_stop_fd < 0 || n->tcp_done_fd < 0 || n->tcp->ep < 0)
 		return fail(CMD, NULL, "eventfd, epoll: %s", strerror(errno));
+	n->tcp->cap = (int)c->tcp_max;
+	n->tcp->conns = calloc(c->tcp_max, sizeof *n->tcp->conns);
+	if (n->tcp->conns == NULL)
+		return fail(CMD, NULL, "out of memory");
 	return bind_all(s);
 }
 
@@ -304,6 +308,8 @@ void net_close(struct server *s)
 	net_stop(s);
 	if (n->tcp != NULL && n->tcp->ep >= 0)
 		close(n->tcp->ep);
+	if (n->tcp != NULL)
+		free(n->tcp->conns);
 	free(n->tcp);
 	n->tcp = NULL;
 	if (n->tcp_stop_fd >= 0)

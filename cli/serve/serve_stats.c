@@ -51,6 +51,8 @@ void collect(void *arg, struct serve_stats *st)
 	st->tcp_connections = t[C_CONNS];
 	st->tcp_refused = t[C_CONN_REFUSED];
 	st->tcp_idle_closed = t[C_CONN_IDLE];
+	st->tcp_evicted = t[C_CONN_EVICTED];
+	st->tcp_refused_source = t[C_CONN_SOURCE];
 	if (s->fwd.f != NULL) {
 		st->forwarding = 1;
 		dnsnap_fwd_stats(s->fwd.f, &st->fwd);
@@ -127,6 +129,31 @@ static void add(char *b, size_t cap, size_t *n, const char *fmt, ...)
 
 #define U(x) ((unsigned long long)(x))
 
+/* The drops by reason, as metrics.c names them (dropped_NAME) */
+static const char *const drop_words[DROP_N] = {
+	[DROP_MALFORMED] = "malformed", [DROP_OVERLOAD] = "overload",
+	[DROP_WAITERS] = "waiters", [DROP_SEND] = "send",
+};
+
+/* The upstreams' and the snapshot's part of the line */
+static void line_upstreams(const struct serve_stats *st, char *b, size_t cap, size_t *n)
+{
+	add(b, cap, n, "; upstream_outstanding %llu, upstream_coalesced %llu",
+	    U(st->fwd.in_flight), U(st->fwd.coalesced));
+	for (int i = 0; i < st->fwd.nup && i < DNSNAP_FWD_MAX_UPSTREAMS; i++) {
+		const dnsnap_fwd_upstream_stats_t *u = &st->fwd.up[i];
+		add(b, cap, n, "; upstream %d %s: up %d, queries %llu, answers %llu, timeouts %llu, "
+		    "errors %llu, mismatched %llu, tcp_fallbacks %llu", i + 1, u->name,
+		    u->healthy != 0, U(u->queries), U(u->answers), U(u->timeouts), U(u->errors),
+		    U(u->mismatched), U(u->tcp_fallbacks));
+	}
+	add(b, cap, n, "; snapshot_writes %llu, snapshot_write_errors %llu, snapshot_last_at "
+	    "%llu, snapshot_last_seconds %.6f, snapshot_last_entries %llu, "
+	    "snapshot_longest_pause_ms %.3f; start_time %llu", U(st->snapshot_writes),
+	    U(st->snapshot_write_errors), U(st->snapshot_last_at), st->snapshot_last_seconds,
+	    U(st->snapshot_last_entries), st->snapshot_longest_pause_ms, U(st->start_time));
+}
+
 void counters_line(const struct serve_stats *st, char *b, size_t cap)
 {
 	uint64_t drops = 0;
@@ -134,30 +161,39 @@ void counters_line(const struct serve_stats *st, char *b, size_t cap)
 		drops += st->drops[i];
 	size_t n = 0;
 	b[0] = 0;
+	/* a stale answer is a miss (the upstream was asked) and stale, not a hit */
 	add(b, cap, &n, "queries %llu (udp %llu, tcp %llu), hits %llu (hits_memory %llu, "
-	    "hits_map %llu, hits_l2 %llu, stale %llu), misses %llu, upstream_answers %llu, "
+	    "hits_map %llu, hits_l2 %llu), stale %llu, misses %llu, upstream_answers %llu, "
 	    "servfail_upstream %llu, refused_acl %llu; replies by rcode: noerror %llu, "
 	    "formerr %llu, servfail %llu, nxdomain %llu, notimp %llu, refused %llu, badvers "
-	    "%llu, rcode_other %llu; dropped %llu, truncated %llu; tcp_connections %llu "
-	    "(tcp_refused %llu, tcp_closed_idle %llu); cache_entries %llu, cache_bytes %llu; "
-	    "map_entries %llu, damaged_entries %llu", U(st->queries_udp + st->queries_tcp),
-	    U(st->queries_udp), U(st->queries_tcp),
-	    U(st->hits_memory + st->hits_map + st->hits_l2 + st->stale), U(st->hits_memory),
-	    U(st->hits_map), U(st->hits_l2), U(st->stale), U(st->misses),
+	    "%llu, rcode_other %llu; dropped %llu (", U(st->queries_udp + st->queries_tcp),
+	    U(st->queries_udp), U(st->queries_tcp), U(st->hits_memory + st->hits_map + st->hits_l2),
+	    U(st->hits_memory), U(st->hits_map), U(st->hits_l2), U(st->stale), U(st->misses),
 	    U(st->upstream_answers), U(st->servfail_upstream), U(st->refused_acl),
 	    U(st->rcode[RC_NOERROR]), U(st->rcode[RC_FORMERR]), U(st->rcode[RC_SERVFAIL]),
 	    U(st->rcode[RC_NXDOMAIN]), U(st->rcode[RC_NOTIMP]), U(st->rcode[RC_REFUSED]),
-	    U(st->rcode[RC_BADVERS]), U(st->rcode[RC_OTHER]), U(drops), U(st->truncated),
-	    U(st->tcp_connections), U(st->tcp_refused), U(st->tcp_idle_closed),
-	    U(st->cache_entries), U(st->cache_bytes), U(st->map_entries), U(st->map_damaged));
+	    U(st->rcode[RC_BADVERS]), U(st->rcode[RC_OTHER]), U(drops));
+	for (int i = 0; i < DROP_N; i++)
+		add(b, cap, &n, "%sdropped_%s %llu", i ? ", " : "", drop_words[i], U(st->drops[i]));
+	add(b, cap, &n, "), truncated %llu; tcp_connections %llu (tcp_refused %llu, "
+	    "tcp_refused_source %llu, tcp_closed_idle %llu, tcp_evicted %llu); cache_entries %llu, cache_bytes %llu, cache_max_bytes %llu, "
+	    "cache_inserts %llu, cache_evictions %llu; map_entries %llu, damaged_entries %llu, "
+	    "map_created_at %llu", U(st->truncated), U(st->tcp_connections), U(st->tcp_refused),
+	    U(st->tcp_refused_source), U(st->tcp_idle_closed), U(st->tcp_evicted),
+	    U(st->cache_entries), U(st->cache_bytes),
+	    U(st->cache_max_bytes), U(st->cache_inserts), U(st->cache_evictions),
+	    U(st->map_entries), U(st->map_damaged), U(st->map_created_at));
+	line_upstreams(st, b, cap, &n);
 	if (!st->l2.on)
 		return;
 	static const char *const breaker[] = { "closed", "open", "half-open" };
 	const struct l2_metrics *l = &st->l2;
 	add(b, cap, &n, "; l2: hits %llu, misses %llu, bad %llu, timeouts %llu, errors %llu, "
-	    "refused %llu, writes %llu, write_errors %llu, write_drops %llu, breaker %s",
-	    U(l->hits), U(l->misses), U(l->bad), U(l->timeouts), U(l->errors), U(l->refused),
-	    U(l->writes), U(l->write_errors), U(l->write_drops),
+	    "refused %llu, writes %llu, write_errors %llu, write_drops %llu, write_queue %llu, "
+	    "moved %llu, ask %llu, reconnects %llu, nodes %llu, breaker %s", U(l->hits),
+	    U(l->misses), U(l->bad), U(l->timeouts), U(l->errors), U(l->refused), U(l->writes),
+	    U(l->write_errors), U(l->write_drops), U(l->queue_depth), U(l->moved), U(l->ask),
+	    U(l->reconnects), U(l->nodes),
 	    breaker[l->breaker >= 0 && l->breaker <= 2 ? l->breaker : 0]);
 }
 
@@ -250,6 +286,8 @@ void status_print(struct server *s, int json, FILE *out)
 	jw_ku64(&j, "uptime_seconds", st->now - s->start_time);
 	jw_kstr(&j, "file", s->path);
 	jw_kstr(&j, "control", s->ctl.path);
+	if (s->ctl.extra_bound)
+		jw_kstr(&j, "control_extra", s->ctl.extra_path);
 	if (st->l2.on)
 		jw_kstr(&j, "l2_url", s->cfg->l2.url);
 	metrics_json(st, &j);

@@ -22,7 +22,7 @@
 enum {
 	C_UDP, C_TCP, C_HIT_MEM, C_HIT_MAP, C_MISS, C_STALE, C_UP_ANS, C_SERVFAIL_UP,
 	C_REFUSED_ACL, C_TRUNC, C_CONNS, C_CONN_REFUSED, C_CONN_IDLE, C_FORMERR_IN,
-	C_HIT_L2, C_L2_BAD, C_L2_EXPIRED,
+	C_HIT_L2, C_L2_BAD, C_L2_EXPIRED, C_CONN_EVICTED, C_CONN_SOURCE,
 	C_RC, /* RC_N of them */
 	C_DROP = C_RC + RC_N, /* DROP_N of them */
 	C_N = C_DROP + DROP_N
@@ -62,7 +62,9 @@ static inline void count_outcome(struct tstat *c, int outcome, const dnsnap_look
 	case SERVE_DROP:
 		bump(c, C_DROP + DROP_MALFORMED);
 		break;
-	case SERVE_HIT:
+	case SERVE_HIT: /* a stale answer is a miss and stale, never a hit */
+		if (lk->stale)
+			bump(c, C_MISS);
 		bump(c, lk->stale ? C_STALE : lk->tier == DNSNAP_TIER_MEMORY ? C_HIT_MEM : C_HIT_MAP);
 		break;
 	case SERVE_MISS: /* a miss of a cache-only server; forwarded ones are counted

@@ -184,7 +184,8 @@ class PublishOpts(ctypes.Structure):
 class PublishStats(ctypes.Structure):
     _fields_ = [("write", WriteStats), ("base_merged", c_int), ("base_err", c_int),
                 ("base_msg", ctypes.c_char * 256), ("excluded", ctypes.c_uint64),
-                ("over_bound", ctypes.c_uint64), ("stale", ctypes.c_uint64)]
+                ("over_bound", ctypes.c_uint64), ("stale", ctypes.c_uint64),
+                ("base_refused", ctypes.c_uint64)]
 
 
 PUBLISH_DROP_DAMAGED, PUBLISH_REPLACE_BAD = 2, 4

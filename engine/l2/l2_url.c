@@ -256,6 +256,15 @@ static int auth_file(const char *file, char *user, size_t user_cap, char *passwo
 		close(fd);
 		return DNSNAP_EINVAL;
 	}
+	/* its owner chooses the password (and may read it): the caller, or root */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errcap,
+			 "%s: owned by uid %u, not by this user (uid %u) nor root: whoever owns "
+			 "it chooses the password; chown it", file, (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+		close(fd);
+		return DNSNAP_EINVAL;
+	}
 	n = read(fd, buf, sizeof buf);
 	close(fd);
 	if (n < 0) {

@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 . tests/cli/lib.sh
 exp=tests/cli/expected
 
-T=1800000000 # 2027-01-15T08:00:00Z
+T=1768464000 # 2026-01-15T08:00:00Z: in the past (a load --now ahead of the clock is refused)
 fix=tests/fixtures/unbound-dump_cache.txt
 load() { # SNAP TEXT NOW
 	"$bin" load "$1" "$2" --now "$3" >/dev/null 2>"$tmp/load.err" ||
@@ -114,7 +114,7 @@ assert [r["rr"].split("\t")[-1] for r in www["only_b"]] == ["192.0.2.3"], www
 gone = by[("gone.dnsnap.example.", "A")]
 assert gone["rcode"] == ["NXDOMAIN", "NOERROR"] and gone["kind"] == ["NXDOMAIN", "NODATA"], gone
 mail = by[("mail.dnsnap.example.", "AAAA")]
-assert mail["expiry"] == ["2027-01-15T08:59:58Z", "2027-01-15T08:16:40Z"], mail
+assert mail["expiry"] == ["2026-01-15T08:59:58Z", "2026-01-15T08:16:40Z"], mail
 assert "inception" not in mail, mail
 assert by[("nx.dnsnap.example.", "A")]["change"] == "only_a"
 assert by[("nx2.dnsnap.example.", "A")]["change"] == "only_b"
@@ -173,7 +173,7 @@ ok_if "diff: every one of the 17 entries changed, inception and expiry" \
 	[ "$(grep -c '^! ' "$tmp/out")" -eq 17 ] && [ "$(grep -c '^  inception ' "$tmp/out")" -eq 17 ] &&
 	[ "$(grep -c '^  expiry ' "$tmp/out")" -eq 17 ] && [ "$(wc -l < "$tmp/out")" -eq 51 ]
 ok_if "diff: the inception line names both times" \
-	grep -qx '  inception 2027-01-15T08:00:00Z -> 2027-01-15T08:01:00Z' "$tmp/out"
+	grep -qx '  inception 2026-01-15T08:00:00Z -> 2026-01-15T08:01:00Z' "$tmp/out"
 expect "diff --ignore-expiry: a refresh is equal" 0 "$bin" diff --ignore-expiry "$tmp/a.snap" \
 	"$tmp/later.snap"
 ok_if "diff --ignore-expiry: nothing printed" not test -s "$tmp/out"
@@ -195,7 +195,7 @@ assert len(objs) == 3 and all(o["reordered"] is True and "only_a" not in o for o
 expect "diff --live --ignore-expiry" 1 "$bin" diff "$tmp/a.snap" "$tmp/late.snap" --live \
 	--ignore-expiry --now $((T + 350)) && same_as "diff --live" "$exp/diff-live.txt"
 expect "diff --live --now ISO 8601" 1 "$bin" diff "$tmp/a.snap" "$tmp/late.snap" --live \
-	--ignore-expiry --now 2027-01-15T08:05:50Z && same_as "diff --live ISO" "$exp/diff-live.txt"
+	--ignore-expiry --now 2026-01-15T08:05:50Z && same_as "diff --live ISO" "$exp/diff-live.txt"
 expect "diff --live: both expired is equal" 0 "$bin" diff "$tmp/a.snap" "$tmp/a2.snap" --live \
 	--now $((T + 86400))
 expect "diff --live: at T+100 only the later refresh differs" 1 "$bin" diff "$tmp/a.snap" \

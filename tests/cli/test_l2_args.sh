@@ -48,6 +48,17 @@ chmod 0644 "$T/auth"
 expect "an AUTH file others can read: exit 2" 2 "$bin" serve "$T/s.snap" --upstream $up \
 	--l2 redis://127.0.0.1:1 --l2-auth-file "$T/auth" --listen 127.0.0.1:0 &&
 	err_has "names the file" "$T/auth"
+if [ "$(id -u)" = 0 ]; then # chown needs root (CI runs as root)
+	chmod 0600 "$T/auth"
+	chown nobody "$T/auth"
+	expect "an AUTH file of another user (mode 0600): exit 2" 2 "$bin" serve "$T/s.snap" \
+		--upstream $up --l2 redis://127.0.0.1:1 --l2-auth-file "$T/auth" \
+		--listen 127.0.0.1:0 &&
+		err_has "names the file and its owner" "$T/auth: owned by uid $(id -u nobody), not by this user"
+	chown 0 "$T/auth"
+else
+	echo "ok - # skip an AUTH file of another user: not root"
+fi
 expect "a missing AUTH file: exit 2" 2 "$bin" serve "$T/s.snap" --upstream $up \
 	--l2 redis://127.0.0.1:1 --l2-auth-file "$T/none" --listen 127.0.0.1:0 &&
 	err_has "names the file" "$T/none"

@@ -78,6 +78,18 @@ expect "--allow with host bits: exit 2" 2 "$bin" serve "$T/x.snap" --upstream 12
 	--allow 10.0.0.1/8 && err_has "names the prefix" "10.0.0.1/8 has bits set past its prefix"
 expect "--allow not a prefix: exit 2" 2 "$bin" serve "$T/x.snap" --allow 10.0.0.0/33 &&
 	err_has "names it" "not ADDR or ADDR/BITS (IPv4 or IPv6): 10.0.0.0/33"
+expect "--tcp-max 0: exit 2" 2 "$bin" serve "$T/x.snap" --tcp-max 0 &&
+	err_has "says the floor" "--tcp-max: at least 1"
+expect "--tcp-per-source not a number: exit 2" 2 "$bin" serve "$T/x.snap" --tcp-per-source x &&
+	err_has "names it" "--tcp-per-source"
+expect "--tcp-source-prefix 33,56: exit 2" 2 "$bin" serve "$T/x.snap" \
+	--tcp-source-prefix 33,56 && err_has "says the ranges" "IPv4 0-32, IPv6 0-128, not 33,56"
+expect "--tcp-source-prefix 24: exit 2" 2 "$bin" serve "$T/x.snap" --tcp-source-prefix 24 &&
+	err_has "says the form" "not V4,V6 (e.g. 24,56): 24"
+expect "--metrics-allow without --metrics: exit 2" 2 "$bin" serve "$T/x.snap" \
+	--metrics-allow 10.0.0.0/8 && err_has "says what it needs" "--metrics-allow needs --metrics"
+expect "--metrics-allow not a prefix: exit 2" 2 "$bin" serve "$T/x.snap" --metrics 127.0.0.1:0 \
+	--metrics-allow 10.0.0.1/8 && err_has "names it" "--metrics-allow: 10.0.0.1/8 has bits set"
 expect "--max-bytes not a size: exit 2" 2 "$bin" serve "$T/x.snap" --max-bytes 12X &&
 	err_has "names it" "--max-bytes: not a size"
 expect "--log-level unknown: exit 2" 2 "$bin" serve "$T/x.snap" --log-level loud &&
@@ -203,6 +215,71 @@ if start small "$T/small.snap" --upstream "127.0.0.1:$up" --max-bytes 1M; then
 	ok_if "... each of the $answered names answered cached" \
 		[ "$answered" -gt 300 -a "$(counter cache_entries "$T/small.json")" = "$answered" ]
 	ok_if "... within it" [ "$(counter cache_bytes "$T/small.json")" -le 1048576 ]
+	stop "$spid"
+fi
+
+# ------------------------------------- --tcp-per-source, --tcp-source-prefix
+# two connections held from 127.0.0.2 with --tcp-per-source 2 and
+# --tcp-source-prefix 24,56: one from 127.0.0.3 (the same /24) is closed
+# unanswered, a query from 127.0.1.2 (another /24) answered over TCP
+if start prefix "$T/prefix.snap" --upstream "127.0.0.1:$up" --tcp-per-source 2 \
+	--tcp-source-prefix 24,56; then
+	python3 -c 'import socket, struct, sys, time
+port = int(sys.argv[1])
+def conn(src):
+    s = socket.socket(); s.settimeout(5); s.bind((src, 0)); s.connect(("127.0.0.1", port))
+    return s
+held = [conn("127.0.0.2"), conn("127.0.0.2")]
+time.sleep(0.3)
+q = struct.pack(">HHHHHH", 7, 0x100, 1, 0, 0, 0) + b"\x03www\x04pfx1\x04test\x00\x00\x01\x00\x01"
+s = conn("127.0.0.3")
+s.sendall(struct.pack(">H", len(q)) + q)
+try:
+    r = s.recv(2)
+    print("closed" if r == b"" else "answered", flush=True)
+except socket.timeout:
+    print("waiting", flush=True)
+except OSError:
+    print("closed", flush=True)
+time.sleep(3)' "$sport" >"$T/prefix.out" &
+	holder=$!
+	poll "$T/prefix.out" "" 80
+	r=$(cat "$T/prefix.out")
+	ok_if "--tcp-source-prefix 24,56, 2 held from 127.0.0.2: 127.0.0.3 closed unanswered ($r)" \
+		[ "$r" = closed ]
+	r=$(dig @127.0.0.1 -p "$sport" -b 127.0.1.2 +tcp +tries=1 +time=2 +short www.pfx2.test A)
+	ok_if "... 127.0.1.2, another /24, answered over TCP ($r)" [ "$r" = "192.0.2.7" ]
+	wait "$holder" 2>/dev/null
+	stop "$spid"
+	ok_if "... counted: tcp_refused_source 1" [ "$(counter tcp_refused_source "$T/prefix.json")" = 1 ]
+fi
+
+# the idle time as the slots run short, --tcp-max 4: one silent connection
+# (a quarter of them) is still open after 2.5 s (the 10 s hold); a second
+# one makes it half, and the first is closed within 5 s (1 s then; the
+# second then has a quarter again, and its 10 s)
+if start short "$T/short.snap" --upstream "127.0.0.1:$up" --tcp-max 4; then
+	python3 -c 'import socket, sys, time
+port = int(sys.argv[1])
+def conn():
+    s = socket.socket(); s.connect(("127.0.0.1", port)); return s
+def closed(s, t):
+    s.settimeout(t)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+a = conn()
+time.sleep(2.5)
+first = "open" if not closed(a, 0.1) else "closed"
+b = conn()
+print(first, "closed" if closed(a, 5) else "open", flush=True)' "$sport" \
+		>"$T/short.out"
+	r=$(cat "$T/short.out")
+	ok_if "--tcp-max 4: one idle connection kept 2.5 s, closed within 5 s once a second one came ($r)" \
+		[ "$r" = "open closed" ]
 	stop "$spid"
 fi
 

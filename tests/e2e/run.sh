@@ -18,7 +18,8 @@ trap 'exit 2' INT TERM HUP
 for t in tests/e2e/auth_clients.sh tests/e2e/bad_traffic.sh tests/e2e/unbound_roundtrip.sh \
 	tests/e2e/forward.sh tests/e2e/forward_faults.sh tests/e2e/forward_deploy.sh \
 	tests/e2e/l2_client.sh tests/e2e/l2_shared.sh tests/e2e/l2_cluster.sh \
-	tests/e2e/l2_authority.sh tests/e2e/unbound_module.sh tests/e2e/deploy_warm.sh; do
+	tests/e2e/l2_authority.sh tests/e2e/unbound_module.sh tests/e2e/deploy_warm.sh \
+	tests/e2e/hostile.sh; do
 	name=$(basename "$t" .sh)
 	echo "# $name"
 	start=$(date +%s)

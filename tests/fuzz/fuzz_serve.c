@@ -272,7 +272,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned rcode = out[3] & 15, ext = opt ? out[opt + 5] : 0;
 	static const unsigned want[] = {
 		[SERVE_MISS] = 5, [SERVE_FORMERR] = 1, [SERVE_NOTIMP] = 4, [SERVE_BADVERS] = 16,
-		[SERVE_SERVFAIL] = 2,
+		[SERVE_LOCAL] = 5, [SERVE_SERVFAIL] = 2,
 	};
 	if (outcome == SERVE_HIT) {
 		if (!parsed || (rcode != 0 && rcode != 3) || ext != 0)

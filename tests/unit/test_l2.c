@@ -235,6 +235,28 @@ static void test_auth_file_rules(void **state)
 	}
 }
 
+/* Run as root (as CI is): a file of mode 0600 owned by another user is
+ * refused (its owner chooses the password); root's own, and one the caller
+ * owns, are read. Skipped when not root (chown needs it). */
+static void test_auth_file_of_another_user_is_refused(void **state)
+{
+	char user[64], pw[64], err[256];
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	unsetenv("DNSNAP_REDIS_PASSWORD");
+	const char *path = auth_file("s3cret\n", 0600);
+	assert_int_equal(AUTH(path, sizeof pw), 0);
+	assert_int_equal(chown(path, 65534, 65534), 0); /* nobody */
+	err[0] = '\0';
+	assert_int_equal(AUTH(path, sizeof pw), DNSNAP_EINVAL);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "owned by uid 65534"));
+	assert_int_equal(chown(path, 0, 0), 0);
+	assert_int_equal(AUTH(path, sizeof pw), 0);
+	assert_string_equal(pw, "s3cret");
+}
+
 static void test_auth_file_missing_is_an_error_not_the_environment(void **state)
 {
 	char user[64], pw[64], err[256], path[128];
@@ -1278,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_bad_urls_are_refused_with_a_reason),
 		cmocka_unit_test(test_urls_with_a_password_do_not_echo_it),
 		cmocka_unit_test(test_auth_file_rules),
+		cmocka_unit_test(test_auth_file_of_another_user_is_refused),
 		cmocka_unit_test(test_auth_file_missing_is_an_error_not_the_environment),
 		cmocka_unit_test(test_auth_from_the_environment),
 		cmocka_unit_test(test_cluster_slots_reply_parses),

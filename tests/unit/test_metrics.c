@@ -120,6 +120,8 @@ static void fill(struct serve_stats *st)
 	st->snapshot_last_entries = v();
 	st->snapshot_longest_pause_ms = 2.5;
 	st->start_time = 1796030000;
+	st->tcp_evicted = 9001;        /* not from v(): the values above keep theirs */
+	st->tcp_refused_source = 9002;
 }
 
 static char *render_prom(const struct serve_stats *st)
@@ -268,6 +270,8 @@ static void test_prom_lines(void **state)
 	has_line(t, "dnsnap_snapshot_last_write_timestamp_seconds 1796039000");
 	has_line(t, "dnsnap_start_time_seconds 1796030000");
 	has_line(t, "dnsnap_forwarding 1");
+	has_line(t, "dnsnap_tcp_connections_evicted_total 9001");
+	has_line(t, "dnsnap_tcp_connections_refused_source_total 9002");
 
 	/* every counter's value, each at the end of a line */
 	for (uint64_t x = 1017; x <= next_v; x += 17) {
@@ -348,7 +352,7 @@ static void test_prom_parser(void **state)
 	assert_non_null(s);
 	assert_non_null(l);
 	assert_int_equal(strtol(s + 9, NULL, 10), strtol(l + 7, NULL, 10));
-	assert_int_equal(strtol(s + 9, NULL, 10), 134);
+	assert_int_equal(strtol(s + 9, NULL, 10), 136);
 	free(out);
 	free(t);
 	free(st);
@@ -386,7 +390,7 @@ static void test_json(void **state)
 	has_line(out, "queries 2051");    /* udp + tcp */
 	has_line(out, "udp 1017");
 	has_line(out, "tcp 1034");
-	has_line(out, "hits 3221");       /* memory + map + stale: 1051 + 1068 + 1102 */
+	has_line(out, "hits 2119");       /* memory + map: 1051 + 1068 (a stale answer is a miss) */
 	has_line(out, "misses 1085");
 	has_line(out, "formerr 1204");    /* rcode[] */
 	has_line(out, "servfail 1221");
@@ -397,6 +401,8 @@ static void test_json(void **state)
 	has_line(out, "tcp_connections 1391");
 	has_line(out, "tcp_refused 1408");
 	has_line(out, "tcp_closed_idle 1425");
+	has_line(out, "tcp_evicted 9001");
+	has_line(out, "tcp_refused_source 9002");
 	/* the new ones */
 	has_line(out, "hits_memory 1051");
 	has_line(out, "stale 1102");
@@ -474,7 +480,7 @@ static void test_http(void **state)
 	int calls = 0;
 	struct metrics_http *m = NULL;
 	char err[256];
-	assert_int_equal(metrics_http_start("127.0.0.1:0", collect, &calls, &m, err, sizeof err),
+	assert_int_equal(metrics_http_start("127.0.0.1:0", collect, NULL, &calls, &m, err, sizeof err),
 			 0);
 	int port = metrics_http_port(m);
 	assert_true(port > 0);
@@ -517,7 +523,7 @@ static void test_http(void **state)
 	char addr[32];
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
 	struct metrics_http *m2 = NULL;
-	assert_int_equal(metrics_http_start(addr, collect, &calls, &m2, err, sizeof err), -1);
+	assert_int_equal(metrics_http_start(addr, collect, NULL, &calls, &m2, err, sizeof err), -1);
 	char want_err[64];
 	snprintf(want_err, sizeof want_err, "127.0.0.1:%d: Address already in use", port);
 	assert_string_equal(err, want_err);
@@ -527,40 +533,70 @@ static void test_http(void **state)
 	free(st);
 }
 
-static int connect_to(int port)
+/* A connection to 127.0.0.1:@p port from @p src (127.x.y.z), reads
+ * waiting at most 5 s */
+static int connect_from(int port, const char *src)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	assert_true(fd >= 0);
 	struct timeval tv = { 5, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct sockaddr_in b = { .sin_family = AF_INET };
+	assert_int_equal(inet_pton(AF_INET, src, &b.sin_addr), 1);
+	assert_int_equal(bind(fd, (struct sockaddr *)&b, sizeof b), 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
 	return fd;
 }
 
-/* 16 connections at once: a 17th waits, unanswered (in the kernel's queue:
- * libmicrohttpd stops accepting at its limit), until one of the 16 closes.
- * The wait is checked for 300 ms only, but a failure is never spurious: with
- * the limit working the 17th is never answered while the 16 stay open. */
+static const char REQ[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+/* The whole request on @p fd, then whether the reply is a 200 */
+static int scrape_ok(int fd)
+{
+	assert_int_equal(write(fd, REQ, strlen(REQ)), (ssize_t)strlen(REQ));
+	FILE *f = fdopen(fd, "r");
+	char *r = read_all(f);
+	fclose(f);
+	int ok = strncmp(r, "HTTP/1.1 200 ", 13) == 0;
+	free(r);
+	return ok;
+}
+
+/* Whether the server closed @p fd with nothing sent: a read ends (0 or a
+ * reset), not the 5 s of SO_RCVTIMEO */
+static int closed_empty(int fd)
+{
+	char b[64];
+	ssize_t n = read(fd, b, sizeof b);
+	return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+/* METRICS_CONN_MAX connections at once, from as many addresses: one more
+ * waits, unanswered (in the kernel's queue: libmicrohttpd stops accepting
+ * at its limit), until one of them closes. The wait is checked for 300 ms
+ * only (under METRICS_IDLE_S), but a failure is never spurious: with the
+ * limit working the extra one is never answered while the others stay. */
 static void test_http_limit(void **state)
 {
 	(void)state;
 	int calls = 0;
 	struct metrics_http *m = NULL;
 	char err[256];
-	assert_int_equal(metrics_http_start("127.0.0.1:0", collect, &calls, &m, err, sizeof err),
-			 0);
+	assert_int_equal(metrics_http_start("127.0.0.1:0", collect, NULL, &calls, &m, err,
+					    sizeof err), 0);
 	int port = metrics_http_port(m);
-	int idle[16];
-	for (int i = 0; i < 16; i++) {
-		idle[i] = connect_to(port);
+	int idle[METRICS_CONN_MAX];
+	for (int i = 0; i < METRICS_CONN_MAX; i++) {
+		char src[32];
+		snprintf(src, sizeof src, "127.0.1.%d", i + 1);
+		idle[i] = connect_from(port, src);
 		/* half a request: the connection waits for the rest */
 		assert_int_equal(write(idle[i], "GET /metrics HTTP/1.1\r\n", 23), 23);
 	}
-	int over = connect_to(port);
-	const char *req = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-	assert_int_equal(write(over, req, strlen(req)), (ssize_t)strlen(req));
+	int over = connect_from(port, "127.0.2.1");
+	assert_int_equal(write(over, REQ, strlen(REQ)), (ssize_t)strlen(REQ));
 	struct pollfd p = { .fd = over, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 300), 0);
 	assert_int_equal(calls, 0);
@@ -571,8 +607,64 @@ static void test_http_limit(void **state)
 	assert_true(strncmp(r, "HTTP/1.1 200 ", 13) == 0);
 	assert_int_equal(calls, 1);
 	free(r);
-	for (int i = 1; i < 16; i++)
+	for (int i = 1; i < METRICS_CONN_MAX; i++)
 		close(idle[i]);
+	metrics_http_stop(m);
+}
+
+/* One address holds METRICS_CONN_PER_IP connections, silent: its next one
+ * is closed at once, another address is answered, and a silent connection
+ * is closed after METRICS_IDLE_S (before the 5 s a read waits). */
+static void test_http_per_ip(void **state)
+{
+	(void)state;
+	int calls = 0;
+	struct metrics_http *m = NULL;
+	char err[256];
+	assert_int_equal(metrics_http_start("127.0.0.1:0", collect, NULL, &calls, &m, err,
+					    sizeof err), 0);
+	int port = metrics_http_port(m);
+	int held[METRICS_CONN_PER_IP];
+	for (int i = 0; i < METRICS_CONN_PER_IP; i++) {
+		held[i] = connect_from(port, "127.0.3.1");
+		assert_int_equal(write(held[i], "G", 1), 1);
+	}
+	int more = connect_from(port, "127.0.3.1");
+	assert_true(closed_empty(more));
+	close(more);
+	assert_true(scrape_ok(connect_from(port, "127.0.3.2")));
+	assert_int_equal(calls, 1);
+	assert_true(closed_empty(held[0])); /* the idle timeout */
+	for (int i = 0; i < METRICS_CONN_PER_IP; i++)
+		close(held[i]);
+	metrics_http_stop(m);
+}
+
+/* The accept policy: only 127.0.3.1 (what serve's --metrics-allow says) */
+static int only_one(void *arg, const struct sockaddr *sa, socklen_t len)
+{
+	(void)arg;
+	const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
+	return len >= sizeof *a && a->sin_family == AF_INET &&
+	       a->sin_addr.s_addr == htonl(0x7f000301);
+}
+
+static void test_http_allow(void **state)
+{
+	(void)state;
+	int calls = 0;
+	struct metrics_http *m = NULL;
+	char err[256];
+	assert_int_equal(metrics_http_start("127.0.0.1:0", collect, only_one, &calls, &m, err,
+					    sizeof err), 0);
+	int port = metrics_http_port(m);
+	int no = connect_from(port, "127.0.3.2");
+	assert_int_equal(write(no, REQ, strlen(REQ)), (ssize_t)strlen(REQ));
+	assert_true(closed_empty(no));
+	close(no);
+	assert_int_equal(calls, 0);
+	assert_true(scrape_ok(connect_from(port, "127.0.3.1")));
+	assert_int_equal(calls, 1);
 	metrics_http_stop(m);
 }
 
@@ -588,7 +680,7 @@ static void test_http_addresses(void **state)
 		"127.0.0.1:+9", "[]:9153",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		if (metrics_http_start(bad[i], collect, &calls, &m, err, sizeof err) != -1)
+		if (metrics_http_start(bad[i], collect, NULL, &calls, &m, err, sizeof err) != -1)
 			fail_msg("accepted '%s'", bad[i]);
 		char want[128];
 		snprintf(want, sizeof want,
@@ -596,7 +688,7 @@ static void test_http_addresses(void **state)
 		assert_string_equal(err, want);
 	}
 	/* an address this host does not have */
-	assert_int_equal(metrics_http_start("192.0.2.1:9153", collect, &calls, &m, err, sizeof err),
+	assert_int_equal(metrics_http_start("192.0.2.1:9153", collect, NULL, &calls, &m, err, sizeof err),
 			 -1);
 	assert_string_equal(err, "192.0.2.1:9153: Cannot assign requested address");
 
@@ -610,7 +702,7 @@ static void test_http_addresses(void **state)
 		fprintf(stderr, "no IPv6 loopback here: [::1] not tried\n");
 		return;
 	}
-	assert_int_equal(metrics_http_start("[::1]:0", collect, &calls, &m, err, sizeof err), 0);
+	assert_int_equal(metrics_http_start("[::1]:0", collect, NULL, &calls, &m, err, sizeof err), 0);
 	char *r = http(AF_INET6, metrics_http_port(m),
 		       "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 	assert_true(strncmp(r, "HTTP/1.1 200 ", 13) == 0);
@@ -706,11 +798,11 @@ static void test_log(void **state)
 
 static void log_long(void)
 {
-	char big[3000];
+	static char big[SLOG_LINE_MAX * 3]; /* over the line, whatever its bound */
 	memset(big, 'x', sizeof big - 1);
 	big[sizeof big - 1] = 0;
 	slog(LOG_WARNING, "%s", big);
-	memset(big, '\n', 600);
+	memset(big, '\n', SLOG_LINE_MAX / 2); /* each 4 bytes, \x0a: twice the line */
 	slog(LOG_WARNING, "%s", big);
 }
 
@@ -842,6 +934,8 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_http_limit),
+		cmocka_unit_test(test_http_per_ip),
+		cmocka_unit_test(test_http_allow),
 		cmocka_unit_test(test_http_addresses),
 		cmocka_unit_test(test_log),
 		cmocka_unit_test(test_log_long),

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -126,8 +127,13 @@ static void test_lower_tier_answers_follow_the_cache_ttl_policy(void **state)
 	static ans_tier_t t;
 	memset(&t, 0, sizeof t);
 	wb_t w;
+	/* at the clock: the time rule judges at the later of the lookup's now
+	 * and the clock */
+	uint32_t now = (uint32_t)time(NULL);
 	ans_response_a(&w, "long.tier.example", 7200, 1, 0);
-	ans_tier_add(&t, w.b, w.n, NOW);
+	ans_tier_add(&t, w.b, w.n, now);
+	ans_response_a(&w, "capped.tier.example", 1200, 2, 0);
+	ans_tier_add(&t, w.b, w.n, now);
 	dnsnap_cache_opts_t o;
 	dnsnap_cache_opts_default(&o);
 	o.max_ttl = 1000;
@@ -136,16 +142,22 @@ static void test_lower_tier_answers_follow_the_cache_ttl_policy(void **state)
 	dnsnap_cache_set_tier(c, &ans_tier_ops, &t, NULL);
 	dnsnap_lookup_t lk;
 	uint32_t ttl = 0;
-	assert_int_equal(look(c, "long.tier.example", NOW + 5, 0, &lk, NULL, &ttl), DNSNAP_OK);
+	/* within max_ttl + DNSNAP_TIME_SKEW_S: served, its TTL capped */
+	assert_int_equal(look(c, "capped.tier.example", now + 5, 0, &lk, NULL, &ttl), DNSNAP_OK);
 	assert_int_equal(lk.tier, DNSNAP_TIER_LOWER);
 	assert_int_equal(ttl, 995);
+	/* past it: refused by the time rule (it would stay fresh 7200 s, longer
+	 * than this cache keeps anything), counted */
+	assert_int_equal(look(c, "long.tier.example", now + 5, 0, &lk, NULL, &ttl),
+			 DNSNAP_ENOTFOUND);
+	assert_int_equal(dnsnap_cache_refused_time(c), 1);
 	dnsnap_cache_free(c);
 
 	o.max_ttl = 0; /* no cap */
 	o.min_ttl = 0;
 	assert_int_equal(dnsnap_cache_new(&o, &c), DNSNAP_OK);
 	dnsnap_cache_set_tier(c, &ans_tier_ops, &t, NULL);
-	assert_int_equal(look(c, "long.tier.example", NOW + 5, 0, &lk, NULL, &ttl), DNSNAP_OK);
+	assert_int_equal(look(c, "long.tier.example", now + 5, 0, &lk, NULL, &ttl), DNSNAP_OK);
 	assert_int_equal(ttl, 7195);
 	dnsnap_cache_free(c);
 }
