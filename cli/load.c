@@ -457,35 +457,42 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int cmd_load(int argc, char **argv)
+/* load's options, as parsed */
+struct load_args {
+	int drop, json, now_given;
+	uint32_t now;
+	unsigned long long port, wait;
+};
+
+/* The options into @p a, and --now checked against the time rule.
+ * @return 0, or the exit code */
+static int load_parse(int argc, char **argv, struct load_args *a)
 {
-	int drop = 0, json = 0, now_given = 0, c;
 	const char *now_arg = NULL;
-	uint32_t now = (uint32_t)time(NULL);
-	unsigned long long port = 53, wait = WAIT_DEFAULT;
+	int c;
 	while ((c = opt_next("load", argc, argv, "", longopts)) != -1) {
 		switch (c) {
 		case OPT_PORT:
-			if (number("load", "--port", optarg, 65535, &port))
+			if (number("load", "--port", optarg, 65535, &a->port))
 				return EXIT_USAGE;
-			if (port == 0)
+			if (a->port == 0)
 				return fail("load", NULL, "--port: 0 is not a port");
 			break;
 		case OPT_NOW:
-			if (time_arg("load", "--now", optarg, &now))
+			if (time_arg("load", "--now", optarg, &a->now))
 				return EXIT_USAGE;
-			now_given = 1;
+			a->now_given = 1;
 			now_arg = optarg;
 			break;
 		case OPT_WAIT:
-			if (number("load", "--wait", optarg, INT32_MAX, &wait))
+			if (number("load", "--wait", optarg, INT32_MAX, &a->wait))
 				return EXIT_USAGE;
 			break;
 		case OPT_DROP:
-			drop = 1;
+			a->drop = 1;
 			break;
 		case OPT_JSON:
-			json = 1;
+			a->json = 1;
 			break;
 		default:
 			return EXIT_USAGE;
@@ -497,11 +504,120 @@ int cmd_load(int argc, char **argv)
 	/* the time rule: entries cached in the future are refused by every
 	 * reader, so a load dated ahead of the clock would write only those */
 	uint32_t clock = (uint32_t)time(NULL);
-	if (now_given && (int32_t)(now - clock) > DNSNAP_TIME_SKEW_S)
+	if (a->now_given && (int32_t)(a->now - clock) > DNSNAP_TIME_SKEW_S)
 		return fail("load", NULL, "--now %s: %lld s ahead of the clock; entries cached more "
 			    "than %d s in the future are refused by every reader (a clock "
-			    "ahead?)", now_arg, (long long)(int32_t)(now - clock),
+			    "ahead?)", now_arg, (long long)(int32_t)(a->now - clock),
 			    DNSNAP_TIME_SKEW_S);
+	return 0;
+}
+
+/* Every input read into l's cache, each reported as it ends.
+ * @return 0, or the exit code (reported: nothing is written) */
+static int load_inputs(load_t *l, input_t *in, char **inputs, int ninputs,
+		       const struct load_args *a)
+{
+	progress_t pg;
+	l->pr = progress_start(&pg, "load");
+	pg.unit = "DNS messages";
+	for (int i = 0; i < ninputs; i++) {
+		char err[512];
+		in[i].name = strcmp(inputs[i], "-") ? inputs[i] : "standard input";
+		int r = -1;
+		FILE *f = open_input(inputs[i], &in[i], err, sizeof err);
+		if (f != NULL && in[i].is_dump)
+			r = unbound_read_stream(f, in[i].name, on_unbound, l, &in[i].us, err,
+						sizeof err);
+		else if (f != NULL)
+			r = capture_read_stream(f, in[i].name, (uint16_t)a->port, on_message, l,
+						&in[i].cs, err, sizeof err);
+		if (f != NULL)
+			fclose(f);
+		if (l->pr != NULL && l->seen >= DNSNAP_PROGRESS_EVERY)
+			l->pr->fn(l->pr->arg, l->seen, 0);
+		progress_end(&pg);
+		if (r < 0 || l->oom)
+			return fail("load", NULL, "%s; nothing was written",
+				    l->oom ? "out of memory" : err);
+		in[i].name = inputs[i]; /* reported as given, "-" too */
+		if (!a->json && in[i].is_dump)
+			report_unbound(inputs[i], &in[i].us);
+		else if (!a->json)
+			report_input(&in[i]);
+		if (!in[i].is_dump)
+			port_hint(&in[i], (unsigned)a->port);
+		if (err[0])
+			fprintf(stderr, "dnsnap load: %s\n", err);
+	}
+	return 0;
+}
+
+/*
+ * l's live entries published at @p path (dnsnap_snap_publish(): the writers'
+ * lock, then the base, the file at SNAP now, so that another writer's work
+ * published meanwhile is kept, and the merge; a damaged base is left as it
+ * is, since a damaged branch page can hide good entries that a rewrite would
+ * lose, unless --drop-damaged), and the load's report. @return the exit code
+ */
+static int load_publish(load_t *l, const char *path, const input_t *in, int ninputs,
+			const struct load_args *a)
+{
+	dnsnap_diag_t d;
+	dnsnap_publish_opts_t po = { .now = a->now, .wait_seconds = (int)a->wait,
+				     .flags = a->drop ? DNSNAP_PUBLISH_DROP_DAMAGED : 0 };
+	dnsnap_publish_stats_t ps;
+	int err = dnsnap_snap_publish(l->c, path, &po, NULL, &ps, &d);
+	if (err != DNSNAP_OK)
+		return publish_fail("load", path, err, &d, &ps, a->wait);
+	dnsnap_snap_write_stats_t st = ps.write;
+	tally_merge(l, &st);
+	if (!a->json)
+		report_load(l);
+	if (st.base_bad)
+		fprintf(stderr, "dnsnap load: %s: %llu damaged %s of the old snapshot left out\n",
+			path, (unsigned long long)st.base_bad,
+			plural(st.base_bad, "entry", "entries"));
+	if (a->json) {
+		json_report(path, l, in, ninputs, &st, 1, ps.base_merged);
+	} else {
+		printf("%s: %llu %s: %llu loaded, %llu kept", path, (unsigned long long)st.entries,
+		       plural(st.entries, "entry", "entries"),
+		       (unsigned long long)(st.entries - st.from_base),
+		       (unsigned long long)st.from_base);
+		if (ps.base_merged)
+			printf(" (%llu replaced, %llu expired dropped)",
+			       (unsigned long long)st.replaced, (unsigned long long)st.base_expired);
+		putchar('\n');
+	}
+	/* published without them, but the old file was damaged */
+	return st.base_bad ? EXIT_USAGE : 0;
+}
+
+/* No live response to load: said, and nothing written. @return EXIT_NONE */
+static int load_nothing(const load_t *l, const char *path, int existed, const input_t *in,
+			int ninputs, const struct load_args *a)
+{
+	dnsnap_snap_write_stats_t st = { 0 };
+	if (!a->json)
+		report_load(l);
+	if (l->expired)
+		fprintf(stderr, "dnsnap load: %s: no live response (%llu expired before the "
+			"load); %s\n", path, (unsigned long long)l->expired,
+			existed ? "the snapshot is unchanged" : "no snapshot written");
+	else
+		fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
+			existed ? "the snapshot is unchanged" : "no snapshot written");
+	if (a->json)
+		json_report(path, l, in, ninputs, &st, 0, 0);
+	return EXIT_NONE;
+}
+
+int cmd_load(int argc, char **argv)
+{
+	struct load_args a = { .now = (uint32_t)time(NULL), .port = 53, .wait = WAIT_DEFAULT };
+	int rc = load_parse(argc, argv, &a);
+	if (rc != 0)
+		return rc;
 	const char *path = argv[optind];
 	char **inputs = argv + optind + 1;
 	int ninputs = argc - optind - 1;
@@ -522,110 +638,27 @@ int cmd_load(int argc, char **argv)
 	struct stat sb;
 	int existed = stat(path, &sb) == 0;
 
-	load_t l = { .now = now, .now_given = now_given };
+	load_t l = { .now = a.now, .now_given = a.now_given };
 	dnsnap_cache_opts_t o;
 	dnsnap_cache_opts_default(&o); /* a resolver's TTL policy, no size limit */
-	int rc = 0;
 	input_t *in = calloc((size_t)ninputs, sizeof *in);
 	if (in == NULL || dnsnap_cache_new(&o, &l.c) != DNSNAP_OK ||
 	    (l.scratch = malloc(sizeof *l.scratch)) == NULL) {
 		rc = fail("load", NULL, "out of memory");
 		goto out;
 	}
-	progress_t pg;
-	l.pr = progress_start(&pg, "load");
-	pg.unit = "DNS messages";
-	for (int i = 0; i < ninputs && rc == 0; i++) {
-		char err[512];
-		in[i].name = strcmp(inputs[i], "-") ? inputs[i] : "standard input";
-		int r = -1;
-		FILE *f = open_input(inputs[i], &in[i], err, sizeof err);
-		if (f != NULL && in[i].is_dump)
-			r = unbound_read_stream(f, in[i].name, on_unbound, &l, &in[i].us, err,
-						sizeof err);
-		else if (f != NULL)
-			r = capture_read_stream(f, in[i].name, (uint16_t)port, on_message, &l,
-						&in[i].cs, err, sizeof err);
-		if (f != NULL)
-			fclose(f);
-		if (l.pr != NULL && l.seen >= DNSNAP_PROGRESS_EVERY)
-			l.pr->fn(l.pr->arg, l.seen, 0);
-		progress_end(&pg);
-		if (r < 0 || l.oom) {
-			rc = fail("load", NULL, "%s; nothing was written", l.oom ? "out of memory" : err);
-			break;
-		}
-		in[i].name = inputs[i]; /* reported as given, "-" too */
-		if (!json && in[i].is_dump)
-			report_unbound(inputs[i], &in[i].us);
-		else if (!json)
-			report_input(&in[i]);
-		if (!in[i].is_dump)
-			port_hint(&in[i], (unsigned)port);
-		if (err[0])
-			fprintf(stderr, "dnsnap load: %s\n", err);
-	}
-	if (rc != 0)
+	if ((rc = load_inputs(&l, in, inputs, ninputs, &a)) != 0)
 		goto out;
 	tally(&l);
 	if (l.future) {
 		char t[21];
-		time_iso(now, t);
+		time_iso(a.now, t);
 		fprintf(stderr, "dnsnap load: %llu %s timed after the load's time (%s), taken as "
 			"arriving then (clock skew?)\n", (unsigned long long)l.future,
 			plural(l.future, "response", "responses"), t);
 	}
-	dnsnap_snap_write_stats_t st = { 0 };
-	if (l.live == 0) {
-		if (!json)
-			report_load(&l);
-		if (l.expired)
-			fprintf(stderr, "dnsnap load: %s: no live response (%llu expired before the "
-				"load); %s\n", path, (unsigned long long)l.expired,
-				existed ? "the snapshot is unchanged" : "no snapshot written");
-		else
-			fprintf(stderr, "dnsnap load: %s: no usable response; %s\n", path,
-				existed ? "the snapshot is unchanged" : "no snapshot written");
-		if (json)
-			json_report(path, &l, in, ninputs, &st, 0, 0);
-		rc = EXIT_NONE;
-		goto out;
-	}
-	/* dnsnap_snap_publish(): the writers' lock, then the base (the file at
-	 * SNAP now: another writer's work published meanwhile is kept), the merge;
-	 * a damaged base is left as it is (a damaged branch page can hide good
-	 * entries, which a rewrite would lose) unless --drop-damaged */
-	dnsnap_diag_t d;
-	dnsnap_publish_opts_t po = { .now = now, .wait_seconds = (int)wait,
-				     .flags = drop ? DNSNAP_PUBLISH_DROP_DAMAGED : 0 };
-	dnsnap_publish_stats_t ps;
-	int err = dnsnap_snap_publish(l.c, path, &po, NULL, &ps, &d);
-	if (err != DNSNAP_OK) {
-		rc = publish_fail("load", path, err, &d, &ps, wait);
-		goto out;
-	}
-	st = ps.write;
-	tally_merge(&l, &st);
-	if (!json)
-		report_load(&l);
-	if (st.base_bad)
-		fprintf(stderr, "dnsnap load: %s: %llu damaged %s of the old snapshot left out\n",
-			path, (unsigned long long)st.base_bad,
-			plural(st.base_bad, "entry", "entries"));
-	if (json) {
-		json_report(path, &l, in, ninputs, &st, 1, ps.base_merged);
-	} else {
-		printf("%s: %llu %s: %llu loaded, %llu kept", path, (unsigned long long)st.entries,
-		       plural(st.entries, "entry", "entries"),
-		       (unsigned long long)(st.entries - st.from_base),
-		       (unsigned long long)st.from_base);
-		if (ps.base_merged)
-			printf(" (%llu replaced, %llu expired dropped)",
-			       (unsigned long long)st.replaced, (unsigned long long)st.base_expired);
-		putchar('\n');
-	}
-	if (st.base_bad)
-		rc = EXIT_USAGE; /* published without them, but the old file was damaged */
+	rc = l.live == 0 ? load_nothing(&l, path, existed, in, ninputs, &a)
+			 : load_publish(&l, path, in, ninputs, &a);
 out:
 	dnsnap_cache_free(l.c);
 	free(l.scratch);
