@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "ctl.h"
 #include "json.h"
+#include "print.h"
 
 enum { PURGE_EXPIRED = 0x100, PURGE_DRY_RUN, PURGE_DROP_DAMAGED, PURGE_WAIT, PURGE_NOW,
        PURGE_JSON };
@@ -29,6 +30,9 @@ struct purge_ctx {
 	uint32_t now;
 	dnsnap_snapw_t *w;       /* NULL: --dry-run, or counting before writing */
 	uint64_t seen, matched, kept, total;
+	uint64_t refused;        /* by the time rule: damaged, as every reader has it */
+	uint32_t rule_now;       /* the rule's now: the later of now and the clock */
+	dnsnap_diag_t refused_d; /* the first refusal */
 	const dnsnap_progress_t *pr;
 	int err;                 /* the writer's, when it stopped the walk */
 	dnsnap_diag_t d;
@@ -42,6 +46,19 @@ static int purge_one(void *arg, const uint8_t *key, size_t key_len, const uint8_
 	if (++pc->seen % DNSNAP_PROGRESS_EVERY == 0 && pc->pr != NULL)
 		pc->pr->fn(pc->pr->arg, pc->seen, pc->total);
 	dnsnap_key_decode(key, key_len, &k, NULL); /* checked by the scan */
+	dnsnap_diag_t td;
+	if (dnsnap_entry_check_time(entry, entry_len, NULL, pc->rule_now, &td) != DNSNAP_OK) {
+		if (pc->refused++ == 0) {
+			char nm[1024], ty[32];
+			print_type(ty, sizeof ty, k.qtype);
+			size_t cap = sizeof pc->refused_d.msg;
+			if (snprintf(pc->refused_d.msg, cap, "%s %s: %s",
+				     print_name(k.name, k.name_len, nm, sizeof nm), ty,
+				     td.msg) >= (int)cap)
+				pc->refused_d.msg[cap - 2] = '.'; /* cut */
+		}
+		return 0; /* neither matched nor kept */
+	}
 	const filter_t *f = pc->f;
 	int match = filter_match(f, key, key_len, &k) &&
 		    (!pc->expired || (int32_t)(entry_expiry(entry) - pc->now) <= 0);
@@ -100,11 +117,15 @@ static void purge_walk(struct purge_run *r, dnsnap_snap_t *s, dnsnap_snapw_t *w)
 	dnsnap_snap_info_t in;
 	dnsnap_snap_info(s, &in);
 	const filter_t *f = r->pc.f;
+	uint32_t clock = (uint32_t)time(NULL);
 	r->pc = (struct purge_ctx){ .f = f, .expired = r->pc.expired, .now = r->pc.now,
 				    .pr = r->pc.pr, .w = w, .total = in.entry_count };
+	r->pc.rule_now = (int32_t)(clock - r->pc.now) > 0 ? clock : r->pc.now;
 	dnsnap_scan_stats_t st;
 	int err = dnsnap_snap_scan(s, NULL, 0, purge_one, &r->pc, &st, &r->scan_d);
-	r->damaged = st.damaged;
+	r->damaged = st.damaged + r->pc.refused;
+	if (st.damaged == 0 && r->pc.refused > 0)
+		r->scan_d = r->pc.refused_d;
 	r->scan_err = err == 1 ? r->pc.err
 		      : err == DNSNAP_ETRUNC || err == DNSNAP_ENOMEM ? err : DNSNAP_OK;
 	if (r->pc.pr != NULL)
@@ -244,8 +265,9 @@ static int purge_publish(const char *path, struct purge_run *r, unsigned long lo
 			    diag_reason(path, d.msg), err_name(err) ? err_name(err) : "error");
 	if (r->damaged > 0 && !r->drop)
 		return fail("purge", path, "%llu damaged entr%s: the snapshot is unchanged "
-			    "(--drop-damaged writes it without them)",
-			    (unsigned long long)r->damaged, r->damaged == 1 ? "y" : "ies");
+			    "(--drop-damaged writes it without them; the first: %s)",
+			    (unsigned long long)r->damaged, r->damaged == 1 ? "y" : "ies",
+			    diag_reason(path, r->scan_d.msg));
 	return 0;
 }
 
@@ -324,7 +346,8 @@ int cmd_purge(int argc, char **argv)
 		reload_servers(path, reload, nreload);
 	if (rc != 0)
 		return rc;
-	uint64_t matched = r.pc.matched, total = r.pc.seen, left = total - matched;
+	uint64_t matched = r.pc.matched, total = r.pc.seen;
+	uint64_t left = total - matched - r.pc.refused;
 	if (r.damaged > 0) {
 		char first[256];
 		snprintf(first, sizeof first, "%s", diag_reason(path, r.scan_d.msg));

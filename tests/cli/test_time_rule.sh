@@ -4,7 +4,8 @@
 # years ahead (a host whose clock was wrong: build/mkfuture) beside
 # good.example A cached now. serve answers good.example and not future.example
 # (dig asking it); get refuses it (exit 2, named); verify names it (exit 2);
-# info counts it (exit 2); a load onto the file publishes without it; import of
+# info counts it (exit 2); a load onto the file publishes without it, a purge
+# takes it as damage (--drop-damaged: written without it); import of
 # the file's export stream is refused (exit 2, nothing written); load --now
 # +3650d is refused (exit 2) and writes nothing. Each held the future entry as
 # good before the rule.
@@ -84,6 +85,20 @@ expect "load onto it: published" 0 "$bin" load "$T/f.snap" "$fix" &&
 	expect "after the load: verify good" 0 "$bin" verify "$T/f.snap" &&
 	expect "after the load: future.example gone" 1 "$bin" get "$T/f.snap" future.example &&
 	expect "after the load: good.example kept" 0 "$bin" get "$T/f.snap" good.example
+
+# ------------------------------------------------------------- purge
+# the rule's refusals are damage to purge as to every reader: the file is
+# left as it is, and --drop-damaged writes it without them
+cp "$T/orig.snap" "$T/f.snap"
+expect "purge: the future entry is damage, the file unchanged" 2 "$bin" purge "$T/f.snap" \
+	--name good.example && err_has "purge: the entry named" "future.example. A: cached" &&
+	ok_if "purge: the file unchanged" cmp -s "$T/f.snap" "$T/orig.snap"
+expect "purge --drop-damaged: published without it (exit 2: the old file held damage)" 2 \
+	"$bin" purge "$T/f.snap" --name good.example --drop-damaged &&
+	err_has "purge --drop-damaged: said" "1 damaged entry left out of the new file" &&
+	expect "after the purge: future.example not written again" 1 "$bin" get "$T/f.snap" \
+		future.example &&
+	expect "after the purge: verify good" 0 "$bin" verify "$T/f.snap"
 
 # ------------------------------------------------------------- import
 cp "$T/orig.snap" "$T/f.snap"
