@@ -50,6 +50,7 @@
  *   g dnsnap_map_open                                   1 when a snapshot is mapped
  *   g dnsnap_map_entries                                entries in the mapped snapshot
  *   g dnsnap_map_damaged_entries                        of those, found damaged by lookups
+ *   c dnsnap_map_time_refused_total                     lookups that met one the time rule refuses
  *   g dnsnap_map_age_seconds                            now - its creation time (only when mapped)
  *   c dnsnap_snapshot_writes_total                      snapshots published while serving
  *   c dnsnap_snapshot_write_errors_total                attempts that failed
@@ -377,6 +378,9 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 	gauge(out, "dnsnap_map_entries", "Entries in the mapped snapshot.", st->map_entries);
 	gauge(out, "dnsnap_map_damaged_entries",
 	      "Entries of the mapped snapshot found damaged by lookups.", st->map_damaged);
+	counter(out, "dnsnap_map_time_refused_total",
+		"Lookups that met a snapshot entry the time rule refuses (cached in the future, "
+		"or living past the longest TTL).", st->map_time_refused);
 	if (st->map_open && st->map_created_at != 0) {
 		family(out, "dnsnap_map_age_seconds", "gauge",
 		       "Time since the mapped snapshot was created.");
@@ -531,6 +535,7 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 	jw_kbool(j, "map_open", st->map_open);
 	jw_ku64(j, "map_entries", st->map_entries);
 	jw_ku64(j, "damaged_entries", st->map_damaged);
+	jw_ku64(j, "time_refused", st->map_time_refused);
 	jw_ku64(j, "map_created_at", st->map_created_at);
 	jw_key(j, "map_age_seconds");
 	if (st->map_open && st->map_created_at != 0)

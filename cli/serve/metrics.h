@@ -66,6 +66,7 @@ struct serve_stats {
 	uint64_t map_entries;
 	uint64_t map_created_at;             /* Unix seconds, 0: none */
 	uint64_t map_damaged;                /* entries found damaged by lookups */
+	uint64_t map_time_refused;           /* lookups that met one the time rule refuses */
 	/* snapshots written while serving */
 	uint64_t snapshot_writes, snapshot_write_errors;
 	uint64_t snapshot_last_at;           /* Unix seconds of the last publish, 0: none */

@@ -101,6 +101,7 @@ void collect(void *arg, struct serve_stats *st)
 		st->map_created_at = in.created_at;
 		st->map_damaged = dnsnap_snap_bad_entries(s->snap.map);
 	}
+	st->map_time_refused = dnsnap_cache_refused_time(s->cache);
 	st->snapshot_writes = s->snap.writes;
 	st->snapshot_write_errors = s->snap.write_errors;
 	st->snapshot_last_at = s->snap.last_at;
@@ -178,11 +179,12 @@ void counters_line(const struct serve_stats *st, char *b, size_t cap)
 	add(b, cap, &n, "), truncated %llu; tcp_connections %llu (tcp_refused %llu, "
 	    "tcp_refused_source %llu, tcp_closed_idle %llu, tcp_evicted %llu); cache_entries %llu, cache_bytes %llu, cache_max_bytes %llu, "
 	    "cache_inserts %llu, cache_evictions %llu; map_entries %llu, damaged_entries %llu, "
-	    "map_created_at %llu", U(st->truncated), U(st->tcp_connections), U(st->tcp_refused),
+	    "time_refused %llu, map_created_at %llu", U(st->truncated), U(st->tcp_connections), U(st->tcp_refused),
 	    U(st->tcp_refused_source), U(st->tcp_idle_closed), U(st->tcp_evicted),
 	    U(st->cache_entries), U(st->cache_bytes),
 	    U(st->cache_max_bytes), U(st->cache_inserts), U(st->cache_evictions),
-	    U(st->map_entries), U(st->map_damaged), U(st->map_created_at));
+	    U(st->map_entries), U(st->map_damaged), U(st->map_time_refused),
+	    U(st->map_created_at));
 	line_upstreams(st, b, cap, &n);
 	if (!st->l2.on)
 		return;

@@ -45,6 +45,10 @@ ok_if "serve: good.example answered from the map" [ "$(ans_of good.example)" = 1
 ok_if "serve: future.example not answered" [ -z "$(ans_of future.example)" ]
 ok_if "serve: future.example is a miss (REFUSED without an upstream)" \
 	[ "$(status_of future.example)" = REFUSED ]
+expect "serve: status --json" 0 "$bin" control "$T/f.snap" status --json &&
+	ok_if "serve: the refusals counted (time_refused)" python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["time_refused"] >= 1' "$T/out"
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 pid=

@@ -111,6 +111,7 @@ static void fill(struct serve_stats *st)
 	st->map_open = 1;
 	st->map_entries = v();
 	st->map_damaged = v();
+	st->map_time_refused = 7777;
 	st->now = 1796040000;
 	st->map_created_at = st->now - 3725;
 	st->snapshot_writes = v();
@@ -241,6 +242,7 @@ static void test_prom_lines(void **state)
 	has_line(t, "dnsnap_queries_total{transport=\"tcp\"} 1034");
 	has_line(t, "dnsnap_cache_hits_total{tier=\"memory\"} 1051");
 	has_line(t, "dnsnap_cache_hits_total{tier=\"map\"} 1068");
+	has_line(t, "dnsnap_map_time_refused_total 7777");
 	has_line(t, "dnsnap_cache_misses_total 1085");
 	has_line(t, "dnsnap_answers_total{rcode=\"NOERROR\"} 1187");
 	has_line(t, "dnsnap_answers_total{rcode=\"other\"} 1306");
@@ -352,7 +354,7 @@ static void test_prom_parser(void **state)
 	assert_non_null(s);
 	assert_non_null(l);
 	assert_int_equal(strtol(s + 9, NULL, 10), strtol(l + 7, NULL, 10));
-	assert_int_equal(strtol(s + 9, NULL, 10), 136);
+	assert_int_equal(strtol(s + 9, NULL, 10), 137); /* one more: dnsnap_map_time_refused_total */
 	free(out);
 	free(t);
 	free(st);
@@ -406,6 +408,7 @@ static void test_json(void **state)
 	/* the new ones */
 	has_line(out, "hits_memory 1051");
 	has_line(out, "stale 1102");
+	has_line(out, "time_refused 7777");
 	has_line(out, "rcode_other 1306");
 	has_line(out, "dropped_waiters 1357");
 	has_line(out, "refused_acl 1153");
