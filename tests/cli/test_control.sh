@@ -22,6 +22,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 2' INT TERM HUP
 . tests/cli/lib.sh
+. tests/cli/serve_lib.sh
 T=$tmp
 chmod 755 "$T" # the nobody of the uid check must reach the socket
 
@@ -29,37 +30,6 @@ for need in "$bin" dig python3; do
 	command -v "$need" >/dev/null || { echo "not ok - $need is missing"; exit 1; }
 done
 
-# poll FILE TEXT [TENTHS]: FILE holds TEXT within TENTHS tenths of a second (50)
-poll() {
-	i=0
-	while [ $i -lt "${3:-50}" ]; do
-		grep -qF -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-# start NAME SNAP ARGS...: dnsnap serve SNAP ARGS on a free port, its log in
-# $T/NAME.log; $spid and $sport once it is ready
-start() {
-	_n=$1
-	shift
-	"$bin" serve "$@" --listen 127.0.0.1:0 --threads 1 >"$T/$_n.out" 2>"$T/$_n.log" &
-	spid=$!
-	pids="$pids $spid"
-	poll "$T/$_n.log" "ready: answering" ||
-		{ echo "not ok - $_n: not ready"; sed 's/^/#   /' "$T/$_n.log"; return 1; }
-	sport=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/$_n.log" | head -1)
-}
-stop() {
-	kill -TERM "$1"
-	wait "$1"
-}
-a_of() { dig @127.0.0.1 -p "$1" +short +tries=1 +time=3 "$2" A 2>/dev/null | tr '\n' ' '; }
-rcode_of() {
-	dig @127.0.0.1 -p "$1" +tries=1 +time=3 "$2" A 2>/dev/null |
-		sed -n 's/.*status: \([A-Z]*\),.*/\1/p'
-}
 # out_has NAME TEXT: the last stdout holds TEXT
 out_has() {
 	if grep -qF -- "$2" "$tmp/out"; then

@@ -19,22 +19,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 2' INT TERM HUP
 . tests/cli/lib.sh
+. tests/cli/serve_lib.sh # poll, a_of (its own start: --json)
 T=$tmp
 
 for need in "$bin" dig python3; do
 	command -v "$need" >/dev/null || { echo "not ok - $need is missing"; exit 1; }
 done
 
-# poll FILE TEXT [TENTHS]: FILE holds TEXT within TENTHS tenths of a second (50)
-poll() {
-	i=0
-	while [ $i -lt "${3:-50}" ]; do
-		grep -qF -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 # start NAME ARGS...: dnsnap serve ARGS on a port the system picks, its log in
 # $T/NAME.log, its pid in $spid and its port in $sport once it is ready
 start() {
@@ -48,13 +39,7 @@ start() {
 		{ echo "not ok - $_n: not ready"; sed 's/^/#   /' "$T/$_n.log"; return 1; }
 	sport=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$T/$_n.log")
 }
-# stop PID: SIGTERM, wait for it; its exit status
-stop() {
-	kill -TERM "$1"
-	wait "$1"
-}
 quiet() { "$@" >/dev/null 2>&1; }
-a_of() { dig @127.0.0.1 -p "$1" +short +tries=1 +time=3 "$2" A 2>/dev/null | tr '\n' ' '; }
 # counter NAME FILE: the last JSON object's member NAME
 counter() {
 	python3 -c 'import json, sys
