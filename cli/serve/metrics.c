@@ -18,6 +18,7 @@
  *                          "REFUSED"|"BADVERS"|"other"} replies sent, by rcode
  *   c dnsnap_drops_total{reason="malformed"|"overload"|"waiters"|"send"} queries not answered
  *   c dnsnap_refused_acl_total                          REFUSED: source not in --allow
+ *   c dnsnap_refused_local_total                        REFUSED, never forwarded
  *   c dnsnap_truncated_total                            UDP answers sent with TC=1
  *   c dnsnap_tcp_connections_total                      TCP connections accepted
  *   c dnsnap_tcp_connections_refused_total              closed at once: over the limit
@@ -329,6 +330,8 @@ void metrics_prom(const struct serve_stats *st, FILE *out)
 	}
 	counter(out, "dnsnap_refused_acl_total", "Queries refused: source not in --allow.",
 		st->refused_acl);
+	counter(out, "dnsnap_refused_local_total", "Queries refused by dnsnap itself, never "
+		"forwarded: zone transfers, classes other than IN and ANY.", st->refused_local);
 	counter(out, "dnsnap_truncated_total", "UDP answers sent with TC=1.", st->truncated);
 	counter(out, "dnsnap_tcp_connections_total", "TCP connections accepted.",
 		st->tcp_connections);
@@ -472,6 +475,7 @@ void metrics_json(const struct serve_stats *st, jw_t *j)
 		jw_ku64(j, k, st->drops[i]);
 	}
 	jw_ku64(j, "refused_acl", st->refused_acl);
+	jw_ku64(j, "refused_local", st->refused_local);
 	jw_ku64(j, "upstream_answers", st->upstream_answers);
 	jw_ku64(j, "servfail_upstream", st->servfail_upstream);
 	h = of_hist(&st->answer_latency_cache);

@@ -47,6 +47,7 @@ struct serve_stats {
 	uint64_t upstream_answers;           /* clients answered with an upstream reply */
 	uint64_t servfail_upstream;          /* clients given SERVFAIL: every upstream failed */
 	uint64_t refused_acl;                /* REFUSED: source not in --allow */
+	uint64_t refused_local;              /* REFUSED, never forwarded: AXFR, IXFR, classes */
 	uint64_t truncated;                  /* UDP answers sent with TC=1 */
 	uint64_t rcode[RC_N];                /* every reply sent, by rcode */
 	uint64_t drops[DROP_N];

@@ -43,6 +43,7 @@ void collect(void *arg, struct serve_stats *st)
 	st->upstream_answers = t[C_UP_ANS];
 	st->servfail_upstream = t[C_SERVFAIL_UP];
 	st->refused_acl = t[C_REFUSED_ACL];
+	st->refused_local = t[C_REFUSED_LOCAL];
 	st->truncated = t[C_TRUNC];
 	for (int i = 0; i < RC_N; i++)
 		st->rcode[i] = t[C_RC + i];
@@ -165,12 +166,13 @@ void counters_line(const struct serve_stats *st, char *b, size_t cap)
 	/* a stale answer is a miss (the upstream was asked) and stale, not a hit */
 	add(b, cap, &n, "queries %llu (udp %llu, tcp %llu), hits %llu (hits_memory %llu, "
 	    "hits_map %llu, hits_l2 %llu), stale %llu, misses %llu, upstream_answers %llu, "
-	    "servfail_upstream %llu, refused_acl %llu; replies by rcode: noerror %llu, "
+	    "servfail_upstream %llu, refused_acl %llu, refused_local %llu; replies by rcode: noerror %llu, "
 	    "formerr %llu, servfail %llu, nxdomain %llu, notimp %llu, refused %llu, badvers "
 	    "%llu, rcode_other %llu; dropped %llu (", U(st->queries_udp + st->queries_tcp),
 	    U(st->queries_udp), U(st->queries_tcp), U(st->hits_memory + st->hits_map + st->hits_l2),
 	    U(st->hits_memory), U(st->hits_map), U(st->hits_l2), U(st->stale), U(st->misses),
 	    U(st->upstream_answers), U(st->servfail_upstream), U(st->refused_acl),
+	    U(st->refused_local),
 	    U(st->rcode[RC_NOERROR]), U(st->rcode[RC_FORMERR]), U(st->rcode[RC_SERVFAIL]),
 	    U(st->rcode[RC_NXDOMAIN]), U(st->rcode[RC_NOTIMP]), U(st->rcode[RC_REFUSED]),
 	    U(st->rcode[RC_BADVERS]), U(st->rcode[RC_OTHER]), U(drops));

@@ -22,7 +22,7 @@
 enum {
 	C_UDP, C_TCP, C_HIT_MEM, C_HIT_MAP, C_MISS, C_STALE, C_UP_ANS, C_SERVFAIL_UP,
 	C_REFUSED_ACL, C_TRUNC, C_CONNS, C_CONN_REFUSED, C_CONN_IDLE, C_FORMERR_IN,
-	C_HIT_L2, C_L2_BAD, C_L2_EXPIRED, C_CONN_EVICTED, C_CONN_SOURCE,
+	C_HIT_L2, C_L2_BAD, C_L2_EXPIRED, C_CONN_EVICTED, C_CONN_SOURCE, C_REFUSED_LOCAL,
 	C_RC, /* RC_N of them */
 	C_DROP = C_RC + RC_N, /* DROP_N of them */
 	C_N = C_DROP + DROP_N
@@ -73,6 +73,9 @@ static inline void count_outcome(struct tstat *c, int outcome, const dnsnap_look
 		break;
 	case SERVE_REFUSED:
 		bump(c, C_REFUSED_ACL);
+		break;
+	case SERVE_LOCAL: /* REFUSED by dnsnap itself, never a miss: never forwarded */
+		bump(c, C_REFUSED_LOCAL);
 		break;
 	default:
 		break;

@@ -76,6 +76,7 @@ static void fill(struct serve_stats *st)
 	st->upstream_answers = v();
 	st->servfail_upstream = v();
 	st->refused_acl = v();
+	st->refused_local = 8888;
 	st->truncated = v();
 	for (int i = 0; i < RC_N; i++)
 		st->rcode[i] = v();
@@ -243,6 +244,7 @@ static void test_prom_lines(void **state)
 	has_line(t, "dnsnap_cache_hits_total{tier=\"memory\"} 1051");
 	has_line(t, "dnsnap_cache_hits_total{tier=\"map\"} 1068");
 	has_line(t, "dnsnap_map_time_refused_total 7777");
+	has_line(t, "dnsnap_refused_local_total 8888");
 	has_line(t, "dnsnap_cache_misses_total 1085");
 	has_line(t, "dnsnap_answers_total{rcode=\"NOERROR\"} 1187");
 	has_line(t, "dnsnap_answers_total{rcode=\"other\"} 1306");
@@ -354,7 +356,7 @@ static void test_prom_parser(void **state)
 	assert_non_null(s);
 	assert_non_null(l);
 	assert_int_equal(strtol(s + 9, NULL, 10), strtol(l + 7, NULL, 10));
-	assert_int_equal(strtol(s + 9, NULL, 10), 137); /* one more: dnsnap_map_time_refused_total */
+	assert_int_equal(strtol(s + 9, NULL, 10), 138); /* + time_refused, refused_local */
 	free(out);
 	free(t);
 	free(st);
@@ -412,6 +414,7 @@ static void test_json(void **state)
 	has_line(out, "rcode_other 1306");
 	has_line(out, "dropped_waiters 1357");
 	has_line(out, "refused_acl 1153");
+	has_line(out, "refused_local 8888");
 	has_line(out, "forwarding true");
 	has_line(out, "map_open true");
 	has_line(out, "map_age_seconds 3725");
