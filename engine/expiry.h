@@ -22,6 +22,7 @@
 #define DNSNAP_EXPIRY_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "byteorder.h"
 #include "dnsnap_format.h"
@@ -112,6 +113,22 @@ static inline enum dnsnap__when dnsnap__entry_when(const uint8_t *entry, uint32_
 	if (left > 0 && life != UINT64_MAX && (uint64_t)left > life + DNSNAP__SKEW_S)
 		return DNSNAP__WHEN_LONG;
 	return DNSNAP__WHEN_OK;
+}
+
+/** dnsnap__entry_when() at the later of @p now and the clock, as a lookup
+ * judges it; the clock is read only for an entry refused at @p now (the
+ * answer path's common case reads none): one that passes at now passes at
+ * any later time, cached no further ahead of it and living no longer past it. */
+static inline enum dnsnap__when dnsnap__entry_when_late(const uint8_t *entry, uint32_t now,
+							const dnsnap__life_t *p)
+{
+	enum dnsnap__when w = dnsnap__entry_when(entry, now, p);
+	if (w != DNSNAP__WHEN_OK) {
+		uint32_t clock = (uint32_t)time(NULL);
+		if ((int32_t)(clock - now) > 0)
+			w = dnsnap__entry_when(entry, clock, p);
+	}
+	return w;
 }
 
 #endif

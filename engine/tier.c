@@ -12,7 +12,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "tier.h"
@@ -68,8 +67,7 @@ int dnsnap__tier_answer(const dnsnap_tier_ops_t *ops, void *tier, const uint8_t 
 	 * policy's longest TTL, is refused as a damaged one is; judged at the
 	 * later of the lookup's now and the clock (a server at a fixed --now in
 	 * the past serves what was cached after it) */
-	if (dnsnap__entry_when(buf, dnsnap__later(ao->now, (uint32_t)time(NULL)), life) !=
-	    DNSNAP__WHEN_OK) {
+	if (dnsnap__entry_when_late(buf, ao->now, life) != DNSNAP__WHEN_OK) {
 		if (refused != NULL)
 			atomic_fetch_add_explicit(refused, 1, memory_order_relaxed);
 		return DNSNAP_ENOTFOUND;
