@@ -178,26 +178,7 @@ stop "$tpid"
 S3=$T/b.snap
 start bound "$S3" --upstream "127.0.0.1:$up" --max-bytes 1M --snapshot-every 1 || exit 1
 bp=$spid
-python3 - "$sport" 30000 <<'EOF'
-import socket, struct, sys, time
-port, n = int(sys.argv[1]), int(sys.argv[2])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(0.0)
-def q(i, name):
-    m = struct.pack(">HHHHHH", i & 0xffff, 0x0100, 1, 0, 0, 0)
-    for l in name.split("."):
-        m += bytes([len(l)]) + l.encode()
-    return m + b"\0" + struct.pack(">HH", 1, 1)
-for i in range(n):
-    s.sendto(q(i, "u%d.flood.test" % i), ("127.0.0.1", port))
-    if i % 200 == 199:
-        time.sleep(0.02)
-        try:
-            while True:
-                s.recv(4096)
-        except OSError:
-            pass
-EOF
+flood "$sport" 30000 flood.test
 sleep 2
 "$bin" control "$S3" status --json >"$T/bound.json" 2>/dev/null
 mem=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache_entries"])' \
